@@ -1,0 +1,36 @@
+"""spinup_tf2: OpenAI Spinning Up's Soft Actor-Critic in TensorFlow 2 / Keras 3."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="spinup_tf2",
+    version="0.1.0",
+    description="Spinning Up's Soft Actor-Critic (SAC) in TensorFlow 2 / Keras 3, fast on CPUs.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=find_packages(include=["spinup_tf2", "spinup_tf2.*"]),
+    package_data={"spinup_tf2": ["data/*.csv"]},
+    install_requires=[
+        "tensorflow>=2.16",
+        "tf-keras",  # tensorflow-probability needs it with Keras 3
+        "tensorflow-probability",
+        "keras>=3",
+        "gymnasium>=1.0",
+        "numpy",
+        "scipy",
+        "joblib",
+        "cloudpickle",
+        "psutil",
+        "tqdm",
+        "matplotlib",
+        "pandas",
+        "seaborn",
+    ],
+    extras_require={
+        "mujoco": ["gymnasium[mujoco]>=1.0"],
+        "mpi": ["mpi4py", "mpich"],
+        "test": ["pytest", "ruff", "gymnasium[mujoco]>=1.0", "mpi4py", "mpich",
+                 "nbclient", "nbformat", "ipykernel"],
+    },
+)

@@ -1,0 +1,228 @@
+"""Keras models for SAC: the squashed Gaussian actor, the Q functions, and the
+actor-critic that owns them. Shapes and names follow Spinning Up's
+``spinup/algos/pytorch/sac/core.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from spinup_tf2.utils.tf_setup import import_tensorflow
+
+tf = import_tensorflow()
+import keras  # noqa: E402  (after TensorFlow, so its start-up stays quiet)
+
+LOG_STD_MAX = 2.0
+LOG_STD_MIN = -20.0
+LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def mlp(sizes: Sequence[int], activation: Callable = tf.nn.relu,
+        output_activation: Callable | None = None, name: str | None = None) -> keras.Sequential:
+    """Dense layers of widths ``sizes[1:]``; ``sizes[0]`` is the input width.
+
+    ``activation`` follows every hidden layer, ``output_activation`` the last.
+    """
+    layers = [keras.Input(shape=(sizes[0],))]
+    for j, width in enumerate(sizes[1:]):
+        act = activation if j < len(sizes) - 2 else output_activation
+        layers.append(keras.layers.Dense(width, activation=act))
+    return keras.Sequential(layers, name=name)
+
+
+def count_vars(model) -> int:
+    """Number of trainable scalars in a Keras model (or any object with
+    ``trainable_variables``)."""
+    return int(sum(np.prod(v.shape) for v in model.trainable_variables))
+
+
+def gaussian_logp_from_noise(noise, log_std):
+    """Sum over action dimensions of log N(u; mu, std), where u = mu + std * noise.
+
+    Writing the density in terms of the noise avoids dividing by std.
+    """
+    return tf.reduce_sum(-0.5 * tf.square(noise) - log_std - 0.5 * LOG_2PI, axis=-1)
+
+
+def tanh_logp_correction(u):
+    """Sum over action dimensions of log(1 - tanh(u)^2), in a form that stays
+    finite for large |u| (see appendix C of the SAC paper)."""
+    return tf.reduce_sum(2.0 * (np.log(2.0) - u - tf.nn.softplus(-2.0 * u)), axis=-1)
+
+
+class SquashedGaussianMLPActor(keras.Model):
+    """pi(a|s): a Gaussian in pre-squash space, squashed by tanh and scaled to the
+    action limit.
+
+    Calling it returns ``(pi_action, logp_pi)``; ``logp_pi`` is None when
+    ``with_logprob=False``. ``noise`` (same shape as the action batch) replaces
+    the standard normal draw, so callers that need exact reproducibility can
+    supply their own.
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
+                 activation: Callable, act_limit: float, **kwargs):
+        super().__init__(**kwargs)
+        self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
+        self.act_limit = float(act_limit)
+        self.net = mlp([obs_dim] + list(hidden_sizes), activation, activation, name="trunk")
+        self.mu_layer = keras.layers.Dense(act_dim, name="mu")
+        self.log_std_layer = keras.layers.Dense(act_dim, name="log_std")
+        self(tf.zeros((1, obs_dim)))  # build now, so count_vars works at once
+
+    def call(self, obs, deterministic=False, with_logprob=True, noise=None):
+        net_out = self.net(obs)
+        mu = self.mu_layer(net_out)
+        log_std = tf.clip_by_value(self.log_std_layer(net_out), LOG_STD_MIN, LOG_STD_MAX)
+        if deterministic:
+            noise = tf.zeros_like(mu)  # only used for logp at the mean
+        elif noise is None:
+            noise = tf.random.normal(tf.shape(mu))
+        u = mu + tf.exp(log_std) * noise if not deterministic else mu
+
+        if with_logprob:
+            logp_pi = gaussian_logp_from_noise(noise, log_std) - tanh_logp_correction(u)
+        else:
+            logp_pi = None
+        pi_action = self.act_limit * tf.tanh(u)
+        return pi_action, logp_pi
+
+
+class MLPQFunction(keras.Model):
+    """Q(s, a): ``concat(obs, act) -> hidden -> 1``, squeezed to shape (batch,)."""
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
+                 activation: Callable, **kwargs):
+        super().__init__(**kwargs)
+        self.q = mlp([obs_dim + act_dim] + list(hidden_sizes) + [1], activation, name="q_net")
+        self(tf.zeros((1, obs_dim)), tf.zeros((1, act_dim)))
+
+    def call(self, obs, act):
+        q = self.q(tf.concat([obs, act], axis=-1))
+        return tf.squeeze(q, -1)
+
+
+class MLPActorCritic:
+    """Owns ``.pi`` (actor), ``.q1`` and ``.q2`` (critics), all built on construction.
+
+    Args:
+        observation_space: A 1-D ``gymnasium.spaces.Box``.
+        action_space: A ``gymnasium.spaces.Box`` whose bounds are ``[-a, a]`` in
+            every dimension.
+        hidden_sizes (tuple): Widths of the hidden layers of all three networks.
+        activation: Activation after every hidden layer (e.g. ``tf.nn.relu``).
+    """
+
+    def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
+                 activation: Callable = tf.nn.relu):
+        obs_dim = observation_space.shape[0]
+        act_dim = action_space.shape[0]
+        act_limit = float(action_space.high[0])
+        self.pi = SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, activation, act_limit,
+                                           name="pi")
+        self.q1 = MLPQFunction(obs_dim, act_dim, hidden_sizes, activation, name="q1")
+        self.q2 = MLPQFunction(obs_dim, act_dim, hidden_sizes, activation, name="q2")
+
+    @property
+    def trainable_variables(self) -> list:
+        """The Keras variables of pi, q1 and q2, in that order."""
+        return (self.pi.trainable_variables + self.q1.trainable_variables
+                + self.q2.trainable_variables)
+
+    def act(self, obs, deterministic: bool = False) -> np.ndarray:
+        """Action(s) for a numpy observation (batch or single), as numpy."""
+        obs = np.asarray(obs, dtype=np.float32)
+        single = obs.ndim == 1
+        a, _ = self.pi(obs[None] if single else obs, deterministic=deterministic,
+                       with_logprob=False)
+        a = a.numpy()
+        return a[0] if single else a
+
+
+_NUMPY_ACTIVATIONS = {
+    "relu": lambda x: np.maximum(x, 0.0),
+    "tanh": np.tanh,
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0.0))),
+    "softplus": lambda x: np.logaddexp(x, 0.0),
+    "linear": lambda x: x,
+}
+
+
+def _numpy_activation(fn):
+    name = "linear" if fn is None else getattr(fn, "__name__", "")
+    return _NUMPY_ACTIVATIONS.get(name)
+
+
+class NumpyActor:
+    """The forward pass of a :class:`SquashedGaussianMLPActor` in numpy.
+
+    Acting needs one small forward pass per environment step. A ``tf.function``
+    call costs hundreds of microseconds of dispatch for microseconds of
+    arithmetic, so the training loop acts with a numpy copy of the weights,
+    refreshed (``refresh()``) after every block of updates.
+
+    Use :meth:`maybe` to get one: it returns None for actors it cannot mirror
+    (another architecture, or an activation it has no numpy form for).
+    """
+
+    def __init__(self, actor: SquashedGaussianMLPActor):
+        self.actor = actor
+        self.layers = [layer for layer in actor.net.layers]
+        self.acts = [_numpy_activation(layer.activation) for layer in self.layers]
+        self.act_limit = actor.act_limit
+        self.refresh()
+
+    @classmethod
+    def maybe(cls, actor) -> "NumpyActor | None":
+        """A NumpyActor for ``actor`` when it can mirror it exactly, else None."""
+        if not isinstance(actor, SquashedGaussianMLPActor):
+            return None
+        if any(_numpy_activation(layer.activation) is None for layer in actor.net.layers):
+            return None
+        return cls(actor)
+
+    def refresh(self) -> None:
+        """Copy the actor's current weights."""
+        self.hidden = [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.layers]
+        self.mu = (self.actor.mu_layer.kernel.numpy(), self.actor.mu_layer.bias.numpy())
+        self.log_std = (self.actor.log_std_layer.kernel.numpy(),
+                        self.actor.log_std_layer.bias.numpy())
+
+    def __call__(self, obs: np.ndarray, noise: np.ndarray) -> np.ndarray:
+        """Action for observation(s) ``obs``: ``act_limit * tanh(mu + std * noise)``.
+        Zero noise gives the deterministic action."""
+        x = np.asarray(obs, dtype=np.float32)
+        for (w, b), act in zip(self.hidden, self.acts):
+            x = act(x @ w + b)
+        mu = x @ self.mu[0] + self.mu[1]
+        log_std = np.clip(x @ self.log_std[0] + self.log_std[1], LOG_STD_MIN, LOG_STD_MAX)
+        return self.act_limit * np.tanh(mu + np.exp(log_std) * noise)
+
+
+class ActorCriticExport(tf.Module):
+    """What ``tf2_save/`` holds: the actor-critic's variables and four
+    signatures that need nothing from spinup_tf2 to run.
+
+    ``mu(x)``: deterministic action; ``pi(x)``: sampled action; ``q1(x, a)``,
+    ``q2(x, a)``: Q values. ``x`` is a float32 batch of observations and ``a``
+    a float32 batch of actions.
+    """
+
+    def __init__(self, ac, obs_dim: int, act_dim: int):
+        super().__init__(name="actor_critic")
+        # Keras 3 wraps tf.Variables; track the underlying ones so they are saved.
+        self.variables_to_save = [v.value for v in ac.trainable_variables]
+        x = tf.TensorSpec([None, obs_dim], tf.float32, name="x")
+        a = tf.TensorSpec([None, act_dim], tf.float32, name="a")
+        self.mu = tf.function(lambda x: ac.pi(x, deterministic=True, with_logprob=False)[0],
+                              input_signature=[x])
+        self.pi = tf.function(lambda x: ac.pi(x, with_logprob=False)[0], input_signature=[x])
+        self.q1 = tf.function(lambda x, a: ac.q1(x, a), input_signature=[x, a])
+        self.q2 = tf.function(lambda x, a: ac.q2(x, a), input_signature=[x, a])
+
+    def export_signatures(self) -> dict:
+        """The functions ``tf.saved_model.save`` exports as named signatures."""
+        return {"mu": self.mu, "pi": self.pi, "q1": self.q1, "q2": self.q2}

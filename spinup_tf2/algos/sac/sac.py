@@ -1,0 +1,510 @@
+"""Soft Actor-Critic in TensorFlow 2 / Keras 3, after Spinning Up's ``sac``.
+
+The SAC math is in :func:`make_update`; :func:`sac` is the training loop.
+Updates run ``update_every`` at a time in one compiled call, on minibatches
+drawn from the replay buffer in one numpy gather per block; acting uses a
+numpy copy of the policy weights, refreshed after each block.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+
+from spinup_tf2.algos.sac import core
+from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.utils.logx import EpochLogger
+from spinup_tf2.utils.tf_setup import import_tensorflow
+
+tf = import_tensorflow()
+import keras  # noqa: E402
+
+BATCH_KEYS = ("obs", "act", "rew", "obs2", "done")
+LOGGED_KEYS = ("LossPi", "LossQ1", "LossQ2", "Q1Vals", "Q2Vals", "LogPi")
+
+
+class ReplayBuffer:
+    """A simple FIFO experience replay buffer for SAC agents.
+
+    Preallocated float32 arrays; once full, new transitions overwrite the
+    oldest. Minibatches are drawn uniformly, with replacement.
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, size: int):
+        self.obs_buf = np.zeros((size, obs_dim), dtype=np.float32)
+        self.obs2_buf = np.zeros((size, obs_dim), dtype=np.float32)
+        self.act_buf = np.zeros((size, act_dim), dtype=np.float32)
+        self.rew_buf = np.zeros(size, dtype=np.float32)
+        self.done_buf = np.zeros(size, dtype=np.float32)
+        self.ptr, self.size, self.max_size = 0, 0, size
+
+    def store(self, obs, act, rew, next_obs, done) -> None:
+        """Add one transition, overwriting the oldest when full."""
+        self.obs_buf[self.ptr] = obs
+        self.obs2_buf[self.ptr] = next_obs
+        self.act_buf[self.ptr] = act
+        self.rew_buf[self.ptr] = rew
+        self.done_buf[self.ptr] = done
+        self.ptr = (self.ptr + 1) % self.max_size
+        self.size = min(self.size + 1, self.max_size)
+
+    def sample_batch(self, batch_size: int = 32, rng: np.random.Generator | None = None,
+                     n_batches: int | None = None) -> dict:
+        """A minibatch of ``batch_size`` transitions, or with ``n_batches`` a
+        stack of that many independent minibatches (leading dimension
+        ``n_batches``), drawn in one gather.
+
+        Returns a dict with keys ``obs, act, rew, obs2, done``.
+        """
+        rng = np.random.default_rng() if rng is None else rng
+        shape = (batch_size,) if n_batches is None else (n_batches, batch_size)
+        idxs = rng.integers(0, self.size, size=shape)
+        return dict(obs=self.obs_buf[idxs], obs2=self.obs2_buf[idxs], act=self.act_buf[idxs],
+                    rew=self.rew_buf[idxs], done=self.done_buf[idxs])
+
+
+def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs: dict):
+    """The main actor-critic and its target copy, the targets starting equal to
+    the main networks."""
+    ac = actor_critic(observation_space, action_space, **ac_kwargs)
+    ac_targ = actor_critic(observation_space, action_space, **ac_kwargs)
+    for v_main, v_targ in zip(ac.trainable_variables, ac_targ.trainable_variables):
+        v_targ.assign(v_main)
+    return ac, ac_targ
+
+
+def make_optimizers(ac, lr: float):
+    """Separate Adam optimizers for the policy and the Q functions, built, with
+    TF1's Adam epsilon (1e-8) as in Spinning Up."""
+    pi_optimizer = keras.optimizers.Adam(learning_rate=lr, epsilon=1e-8)
+    q_optimizer = keras.optimizers.Adam(learning_rate=lr, epsilon=1e-8)
+    pi_optimizer.build(ac.pi.trainable_variables)
+    q_optimizer.build(ac.q1.trainable_variables + ac.q2.trainable_variables)
+    return pi_optimizer, q_optimizer
+
+
+def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: float,
+                polyak: float) -> Callable:
+    """Return ``update(obs, act, rew, obs2, done, noise)``: one SAC gradient step.
+
+    ``noise`` (shape ``[2 * batch, act_dim]``) is the standard normal draw for
+    the policy's actions at ``obs`` (first half) and ``obs2`` (second half);
+    passing it in makes every update a pure function of its inputs. As in
+    Spinning Up's TF1 SAC, all losses come from one forward pass, then the
+    policy step, the Q step, and the polyak averaging of all target variables.
+    The returned dict holds the diagnostics of :data:`LOGGED_KEYS`.
+    """
+    pi_vars = ac.pi.trainable_variables
+    q_vars = ac.q1.trainable_variables + ac.q2.trainable_variables
+    var_pairs = list(zip(ac.trainable_variables, ac_targ.trainable_variables))
+
+    def update(o, a, r, o2, d, noise):
+        batch = tf.shape(o)[0]
+        with tf.GradientTape(persistent=True) as tape:
+            # Policy at s and s' in one pass of 2 * batch rows: fewer, larger matmuls.
+            pi_both, logp_both = ac.pi(tf.concat([o, o2], axis=0), noise=noise)
+            pi, pi_next = pi_both[:batch], pi_both[batch:]
+            logp_pi, logp_pi_next = logp_both[:batch], logp_both[batch:]
+
+            q1 = ac.q1(o, a)
+            q2 = ac.q2(o, a)
+            q1_pi = ac.q1(o, pi)
+            q2_pi = ac.q2(o, pi)
+            q1_targ = ac_targ.q1(o2, pi_next)
+            q2_targ = ac_targ.q2(o2, pi_next)
+
+            # Entropy-regularized Bellman backup, with the clipped double-Q trick.
+            min_q_targ = tf.minimum(q1_targ, q2_targ)
+            backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_targ - alpha * logp_pi_next))
+
+            # Soft actor-critic losses (Q losses with TF1 SAC's factor 1/2).
+            loss_pi = tf.reduce_mean(alpha * logp_pi - tf.minimum(q1_pi, q2_pi))
+            loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
+            loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
+            loss_q = loss_q1 + loss_q2
+
+        pi_grads = tape.gradient(loss_pi, pi_vars)
+        q_grads = tape.gradient(loss_q, q_vars)
+        pi_optimizer.apply(pi_grads, pi_vars)
+        q_optimizer.apply(q_grads, q_vars)
+        for v_main, v_targ in var_pairs:
+            v_targ.assign(polyak * v_targ + (1 - polyak) * v_main)
+        return dict(LossPi=loss_pi, LossQ1=loss_q1, LossQ2=loss_q2, Q1Vals=q1, Q2Vals=q2,
+                    LogPi=logp_pi)
+
+    return update
+
+
+def make_update_block(update: Callable, jit_compile: bool = True) -> Callable:
+    """Compile ``update`` looped over a block: ``block(obs, act, rew, obs2, done,
+    noise)``, each argument stacked with a leading dimension of n updates,
+    runs the n updates in order inside one call and returns the diagnostics
+    stacked the same way."""
+
+    @tf.function(jit_compile=jit_compile, reduce_retracing=True)
+    def update_block(o, a, r, o2, d, noise):
+        n = tf.shape(o)[0]
+        out = {k: tf.TensorArray(tf.float32, size=n) for k in LOGGED_KEYS}
+        for j in tf.range(n):
+            info = update(o[j], a[j], r[j], o2[j], d[j], noise[j])
+            out = {k: out[k].write(j, info[k]) for k in LOGGED_KEYS}
+        return {k: out[k].stack() for k in LOGGED_KEYS}
+
+    return update_block
+
+
+def check_sac_args(steps_per_epoch, epochs, replay_size, gamma, polyak, lr, alpha, batch_size,
+                   start_steps, update_after, update_every, num_test_episodes, max_ep_len,
+                   save_freq) -> None:
+    """Raise :class:`SpinupError` naming the first argument ``sac()`` cannot use."""
+
+    def need(ok, msg):
+        if not ok:
+            raise SpinupError(msg)
+
+    def is_int(x):
+        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+    def is_num(x):
+        return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+    for name, val, low in (("steps_per_epoch", steps_per_epoch, 1), ("epochs", epochs, 1),
+                           ("replay_size", replay_size, 1), ("batch_size", batch_size, 1),
+                           ("update_every", update_every, 1), ("max_ep_len", max_ep_len, 1),
+                           ("save_freq", save_freq, 1), ("start_steps", start_steps, 0),
+                           ("update_after", update_after, 0),
+                           ("num_test_episodes", num_test_episodes, 0)):
+        need(is_int(val) and val >= low,
+             f"sac() got {name}={val!r}, but {name} must be a whole number >= {low}.")
+    for name, val in (("gamma", gamma), ("polyak", polyak)):
+        need(is_num(val) and 0.0 <= val <= 1.0,
+             f"sac() got {name}={val!r}, but {name} must be a number in [0, 1].")
+    need(is_num(lr) and lr > 0, f"sac() got lr={lr!r}, but the learning rate must be a number > 0.")
+    need(is_num(alpha) and alpha >= 0,
+         f"sac() got alpha={alpha!r}, but alpha (the entropy coefficient) must be a number >= 0.")
+    first_update = -(-update_after // update_every) * update_every  # first t >= update_after
+    need(first_update < steps_per_epoch,
+         f"sac() got steps_per_epoch={steps_per_epoch} with update_after={update_after} and "
+         f"update_every={update_every}: the first update would come at step {first_update}, "
+         f"after the first epoch ends, so epoch 1 would have no Q values or losses to log. "
+         f"Make steps_per_epoch larger than {first_update}, or update_after smaller.")
+
+
+def check_spaces(observation_space, action_space) -> None:
+    """Raise :class:`SpinupError` if the spaces are not what SAC handles here:
+    1-D Box observations and Box actions with one symmetric bound."""
+    from gymnasium import spaces
+
+    if not isinstance(action_space, spaces.Box):
+        raise SpinupError(
+            f"sac() needs a continuous (gymnasium.spaces.Box) action space, but this environment's "
+            f"action space is {action_space}. Use an environment with continuous actions, e.g. "
+            f"Pendulum-v1 or HalfCheetah-v5.")
+    low, high = np.asarray(action_space.low), np.asarray(action_space.high)
+    if (len(action_space.shape) != 1 or not np.all(np.isfinite(high)) or not np.all(high > 0)
+            or not np.allclose(high, high.flat[0]) or not np.allclose(low, -high)):
+        raise SpinupError(
+            f"sac() needs 1-D actions bounded by the same [-a, a] in every dimension (it squashes "
+            f"actions with a * tanh), but this action space has low={low.tolist()} and "
+            f"high={high.tolist()}. Rescale the actions with a wrapper such as "
+            f"gymnasium.wrappers.RescaleAction(env, -1, 1).")
+    if not isinstance(observation_space, spaces.Box) or len(observation_space.shape) != 1:
+        raise SpinupError(
+            f"sac() needs 1-D (gymnasium.spaces.Box) observations for its MLP networks, but this "
+            f"environment's observation space is {observation_space}. Flatten it with "
+            f"gymnasium.wrappers.FlattenObservation(env).")
+
+
+def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
+        steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99,
+        polyak=0.995, lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000,
+        update_after=1000, update_every=50, num_test_episodes=10, max_ep_len=1000,
+        logger_kwargs=dict(), save_freq=1):
+    """
+    Soft Actor-Critic (SAC)
+
+
+    Args:
+        env_fn : A function which creates a copy of the environment.
+            The environment must satisfy the gymnasium API, with a 1-D Box
+            observation space and a Box action space bounded by [-a, a].
+
+        actor_critic: The constructor method for an actor-critic object
+            (called as ``actor_critic(observation_space, action_space,
+            **ac_kwargs)``) with ``pi``, ``q1`` and ``q2`` attributes, and a
+            ``trainable_variables`` property listing their Keras variables.
+            When called:
+
+            ===========  ================  ======================================
+            Call         Output Shape      Description
+            ===========  ================  ======================================
+            ``pi(x)``    (batch, act_dim)  | A tuple: actions sampled from the
+                         and (batch,)      | policy (a reparameterised, squashed
+                                           | Gaussian sample) and their log
+                                           | probabilities. Keyword arguments
+                                           | ``deterministic`` (act with the mean),
+                                           | ``with_logprob`` and ``noise`` (the
+                                           | standard normal draw to use).
+            ``q1(x,a)``  (batch,)          | One current estimate of Q* for
+                                           | observations ``x`` and actions ``a``.
+            ``q2(x,a)``  (batch,)          | The other current estimate of Q*.
+            ===========  ================  ======================================
+
+        ac_kwargs (dict): Any kwargs appropriate for the actor_critic
+            object you provided to SAC (for the default: ``hidden_sizes``,
+            ``activation``).
+
+        seed (int): Seed for random number generators: the networks' initial
+            weights, the environments, random exploration and minibatches.
+            The same seed on the same machine gives the same run.
+
+        steps_per_epoch (int): Number of steps of interaction (state-action
+            pairs) for the agent and the environment in each epoch.
+
+        epochs (int): Number of epochs to run and train agent.
+
+        replay_size (int): Maximum length of replay buffer.
+
+        gamma (float): Discount factor. (Always between 0 and 1.)
+
+        polyak (float): Interpolation factor in polyak averaging for target
+            networks. Target networks are updated towards main networks
+            according to:
+
+            .. math:: \\theta_{\\text{targ}} \\leftarrow
+                \\rho \\theta_{\\text{targ}} + (1-\\rho) \\theta
+
+            where :math:`\\rho` is polyak. (Always between 0 and 1, usually
+            close to 1.)
+
+        lr (float): Learning rate (used for both policy and value learning).
+
+        alpha (float): Entropy regularization coefficient. (Equivalent to
+            inverse of reward scale in the original SAC paper.)
+
+        batch_size (int): Minibatch size for SGD.
+
+        start_steps (int): Number of steps for uniform-random action selection,
+            before running real policy. Helps exploration.
+
+        update_after (int): Number of env interactions to collect before
+            starting to do gradient descent updates. Ensures replay buffer
+            is full enough for useful updates.
+
+        update_every (int): Number of env interactions that should elapse
+            between gradient descent updates. Note: Regardless of how long
+            you wait between updates, the ratio of env steps to gradient steps
+            is locked to 1. The ``update_every`` updates of one block run as
+            one compiled call.
+
+        num_test_episodes (int): Number of episodes to test the deterministic
+            policy at the end of each epoch.
+
+        max_ep_len (int): Maximum length of trajectory / episode / rollout.
+            Reaching it ends the episode but is not stored as a terminal
+            state (nor is the environment's own time limit).
+
+        logger_kwargs (dict): Keyword args for EpochLogger.
+
+        save_freq (int): How often (in terms of gap between epochs) to save
+            the current policy and value function. The last epoch is always
+            saved.
+
+    """
+    config = dict(locals())
+    check_sac_args(steps_per_epoch, epochs, replay_size, gamma, polyak, lr, alpha, batch_size,
+                   start_steps, update_after, update_every, num_test_episodes, max_ep_len,
+                   save_freq)
+    if not callable(env_fn):
+        raise SpinupError(f"sac() needs env_fn to be a function that makes the environment, "
+                          f"e.g. lambda: gymnasium.make('Pendulum-v1'); got {env_fn!r}.")
+    env, test_env = env_fn(), env_fn()
+    check_spaces(env.observation_space, env.action_space)
+
+    logger = EpochLogger(**logger_kwargs)
+    config["logger"] = logger
+    logger.save_config(config)
+
+    keras.utils.set_random_seed(seed)  # Python, numpy and TensorFlow: the initial weights
+    rng = np.random.default_rng(seed)  # exploration noise and minibatches
+    env.action_space.seed(seed)
+    obs_dim = env.observation_space.shape[0]
+    act_dim = env.action_space.shape[0]
+
+    # Create actor-critic module and target networks
+    ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
+                                      ac_kwargs)
+
+    replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
+
+    var_counts = tuple(core.count_vars(m) for m in (ac.pi, ac.q1, ac.q2))
+    logger.log("\nNumber of parameters: \t pi: %d, \t q1: %d, \t q2: %d, \t total: %d\n"
+               % (var_counts + (sum(var_counts),)))
+
+    pi_optimizer, q_optimizer = make_optimizers(ac, lr)
+    update_block = make_update_block(
+        make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma, alpha, polyak))
+
+    logger.setup_tf2_saver(core.ActorCriticExport(ac, obs_dim, act_dim))
+    get_action = make_get_action(ac, rng, act_dim)
+
+    test_env_seed = [seed + 10_000]  # seeds the test env's first reset only
+
+    def test_agent():
+        for j in range(num_test_episodes):
+            o, _ = test_env.reset(seed=test_env_seed.pop() if test_env_seed else None)
+            ep_ret, ep_len, done = 0.0, 0, False
+            while not done and ep_len < max_ep_len:
+                # Take deterministic actions at test time
+                o, r, terminated, truncated, _ = test_env.step(get_action(o, True))
+                ep_ret += r
+                ep_len += 1
+                done = terminated or truncated
+            logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
+
+    # Prepare for interaction with environment
+    total_steps = steps_per_epoch * epochs
+    start_time = time.time()
+    o, _ = env.reset(seed=seed)
+    ep_ret, ep_len = 0.0, 0
+    last_saved_epoch = 0
+
+    # Main loop: collect experience in env and update/log each epoch
+    for t in range(total_steps):
+
+        # Until start_steps have elapsed, randomly sample actions
+        # from a uniform distribution for better exploration. Afterwards,
+        # use the learned policy.
+        a = get_action(o) if t > start_steps else env.action_space.sample()
+
+        # Step the env
+        o2, r, terminated, truncated, _ = env.step(a)
+        ep_ret += r
+        ep_len += 1
+
+        # Store experience to replay buffer. Only a true termination is stored
+        # as done: the env's time limit and max_ep_len end the episode but
+        # say nothing about the state.
+        replay_buffer.store(o, a, r, o2, float(terminated))
+
+        # Super critical, easy to overlook step: make sure to update
+        # most recent observation!
+        o = o2
+
+        # End of trajectory handling
+        if terminated or truncated or ep_len == max_ep_len:
+            logger.store(EpRet=ep_ret, EpLen=ep_len)
+            o, _ = env.reset()
+            ep_ret, ep_len = 0.0, 0
+
+        # Update handling: a block of update_every updates in one compiled call
+        if t >= update_after and t % update_every == 0:
+            batch = replay_buffer.sample_batch(batch_size, rng, n_batches=update_every)
+            noise = rng.standard_normal((update_every, 2 * batch_size, act_dim), dtype=np.float32)
+            info = {k: np.asarray(v) for k, v in
+                    update_block(*(batch[k] for k in BATCH_KEYS), noise).items()}
+            check_finite(info, t, steps_per_epoch, last_saved_epoch, logger)
+            logger.store(**info)
+            get_action.refresh()
+
+        # End of epoch handling
+        if (t + 1) % steps_per_epoch == 0:
+            epoch = (t + 1) // steps_per_epoch
+
+            # Save model
+            if (epoch % save_freq == 0) or (epoch == epochs):
+                logger.save_state({"env": env}, None)
+                last_saved_epoch = epoch
+
+            # Test the performance of the deterministic version of the agent.
+            test_agent()
+
+            # Log info about epoch
+            logger.log_tabular("Epoch", epoch)
+            logger.log_tabular("EpRet", with_min_and_max=True)
+            logger.log_tabular("TestEpRet", with_min_and_max=True)
+            logger.log_tabular("EpLen", average_only=True)
+            logger.log_tabular("TestEpLen", average_only=True)
+            logger.log_tabular("TotalEnvInteracts", t + 1)
+            logger.log_tabular("Q1Vals", with_min_and_max=True)
+            logger.log_tabular("Q2Vals", with_min_and_max=True)
+            logger.log_tabular("LogPi", with_min_and_max=True)
+            logger.log_tabular("LossPi", average_only=True)
+            logger.log_tabular("LossQ1", average_only=True)
+            logger.log_tabular("LossQ2", average_only=True)
+            logger.log_tabular("Time", time.time() - start_time)
+            logger.dump_tabular()
+    return ac
+
+
+def make_get_action(ac, rng: np.random.Generator, act_dim: int) -> Callable:
+    """``get_action(o, deterministic=False)`` for one observation, as numpy.
+
+    Uses a numpy copy of the policy (:class:`core.NumpyActor`) when the actor
+    allows it, else a ``tf.function`` with a fixed input signature, so acting
+    never retraces. Call ``get_action.refresh()`` after the weights change.
+    """
+    np_actor = core.NumpyActor.maybe(ac.pi)
+    if np_actor is None:
+        @tf.function(input_signature=[tf.TensorSpec([1, None], tf.float32),
+                                      tf.TensorSpec([1, act_dim], tf.float32)])
+        def tf_action(o, noise):
+            return ac.pi(o, noise=noise, with_logprob=False)[0]
+
+        def policy(o, noise):
+            return tf_action(o[None].astype(np.float32), noise[None])[0].numpy()
+    else:
+        def policy(o, noise):
+            return np_actor(o, noise)
+
+    zeros = np.zeros(act_dim, dtype=np.float32)
+
+    def get_action(o, deterministic=False):
+        noise = zeros if deterministic else rng.standard_normal(act_dim, dtype=np.float32)
+        return policy(o, noise)
+
+    get_action.refresh = np_actor.refresh if np_actor is not None else (lambda: None)
+    return get_action
+
+
+def check_finite(info: dict, t: int, steps_per_epoch: int, last_saved_epoch: int,
+                 logger: EpochLogger) -> None:
+    """Stop the run with a clear message when an update produced NaN or inf."""
+    bad = [k for k in ("LossPi", "LossQ1", "LossQ2") if not np.all(np.isfinite(info[k]))]
+    if not bad:
+        return
+    where = logger.output_dir or "(no output directory)"
+    saved = (f"the checkpoint of epoch {last_saved_epoch} in {where} (tf2_save/, vars.pkl) and "
+             f"progress.txt up to that epoch are intact" if last_saved_epoch
+             else "no checkpoint had been saved yet")
+    raise FloatingPointError(
+        f"SAC stopped at env step {t} (epoch {t // steps_per_epoch + 1}): the update produced "
+        f"non-finite values in {', '.join(bad)}. Nothing more was written: {saved}. Usual causes "
+        f"are a learning rate too large for the reward scale, rewards of huge magnitude, or NaN "
+        f"in the observations; try a smaller lr or rescaled rewards.")
+
+
+if __name__ == "__main__":
+    import argparse
+
+    import gymnasium as gym
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--env", type=str, default="HalfCheetah-v5")
+    parser.add_argument("--hid", type=int, default=256)
+    parser.add_argument("--l", type=int, default=2)
+    parser.add_argument("--gamma", type=float, default=0.99)
+    parser.add_argument("--seed", "-s", type=int, default=0)
+    parser.add_argument("--epochs", type=int, default=50)
+    parser.add_argument("--exp_name", type=str, default="sac")
+    args = parser.parse_args()
+
+    from spinup_tf2.utils.run_utils import setup_logger_kwargs
+
+    logger_kwargs = setup_logger_kwargs(args.exp_name, args.seed)
+    sac(lambda: gym.make(args.env), actor_critic=core.MLPActorCritic,
+        ac_kwargs=dict(hidden_sizes=[args.hid] * args.l),
+        gamma=args.gamma, seed=args.seed, epochs=args.epochs,
+        logger_kwargs=logger_kwargs)

@@ -1,0 +1,44 @@
+"""Defaults a user may want to change, as in Spinning Up's ``user_config.py``.
+
+Two environment variables override them without editing this file:
+``SPINUP_TF2_DATA_DIR`` (where runs are written) and
+``SPINUP_TF2_WAIT_BEFORE_LAUNCH`` (seconds of countdown before a CLI launch;
+``0`` turns it off, as tests and scripts should).
+"""
+
+import os
+import os.path as osp
+
+
+def _env_seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise ValueError(f"The environment variable {name}={raw!r} is not a number of seconds: "
+                         f"give a number >= 0 (0 turns the countdown off), or unset it to use "
+                         f"the default of {default} s.")
+    return value
+
+
+# Where experiment outputs are saved by default: the repository's data/ folder.
+DEFAULT_DATA_DIR = os.environ.get("SPINUP_TF2_DATA_DIR") or osp.join(
+    osp.abspath(osp.dirname(osp.dirname(__file__))), "data")
+
+# Whether to automatically insert a date and time stamp into the names of
+# save directories.
+FORCE_DATESTAMP = False
+
+# Whether GridSearch provides automatically-generated default shorthands.
+DEFAULT_SHORTHAND = True
+
+# Tells the GridSearch how many seconds to pause for before launching
+# experiments.
+WAIT_BEFORE_LAUNCH = _env_seconds("SPINUP_TF2_WAIT_BEFORE_LAUNCH", 5)
+
+# One backend: `sac` means `sac_tf2`.
+DEFAULT_BACKEND = {"sac": "tf2"}

@@ -1,0 +1,114 @@
+"""EpochLogger: statistics, the table, progress.txt, config.json, save_state."""
+
+import json
+import os
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from spinup_tf2.utils.logx import EpochLogger, Logger, colorize
+
+
+def test_logger_docs_example(tmp_path, capsys):
+    logger = EpochLogger(output_dir=str(tmp_path))
+    for i in range(10):
+        logger.store(Test=i)
+    logger.log_tabular("Test", with_min_and_max=True)
+    row = dict(logger.log_current_row)
+    assert list(row) == ["AverageTest", "StdTest", "MaxTest", "MinTest"]
+    assert row["AverageTest"] == pytest.approx(4.5)
+    assert row["StdTest"] == pytest.approx(2.87, abs=5e-3)
+    assert row["MaxTest"] == 9 and row["MinTest"] == 0
+    logger.dump_tabular()
+    out = capsys.readouterr().out
+    assert "|     AverageTest |             4.5 |" in out
+    assert "|         StdTest |            2.87 |" in out
+    assert "-" * 37 in out  # 22 + max(15, longest key)
+    lines = (tmp_path / "progress.txt").read_text().splitlines()
+    assert lines[0] == "AverageTest\tStdTest\tMaxTest\tMinTest"
+    assert lines[1] == "4.5\t2.8722813\t9.0\t0.0"
+
+
+def test_arrays_are_pooled_and_average_only(tmp_path):
+    logger = EpochLogger(output_dir=str(tmp_path))
+    logger.store(Q=np.array([1.0, 2.0]), Loss=1.0)
+    logger.store(Q=np.array([3.0, 4.0]), Loss=3.0)
+    logger.log_tabular("Q")
+    logger.log_tabular("Loss", average_only=True)
+    assert logger.log_current_row["AverageQ"] == pytest.approx(2.5)
+    assert logger.log_current_row["StdQ"] == pytest.approx(np.std([1, 2, 3, 4]))
+    assert logger.log_current_row["Loss"] == pytest.approx(2.0)
+    assert "StdLoss" not in logger.log_current_row
+
+
+def test_new_key_after_first_row_and_key_twice_are_errors(tmp_path):
+    logger = Logger(output_dir=str(tmp_path))
+    logger.log_tabular("A", 1)
+    with pytest.raises(KeyError, match="already set A"):
+        logger.log_tabular("A", 2)
+    logger.dump_tabular()
+    with pytest.raises(KeyError, match="new key B"):
+        logger.log_tabular("B", 1)
+
+
+def test_missing_key_in_later_row_writes_empty(tmp_path):
+    logger = Logger(output_dir=str(tmp_path))
+    logger.log_tabular("A", 1)
+    logger.log_tabular("B", 2.5)
+    logger.dump_tabular()
+    logger.log_tabular("A", 3)
+    logger.dump_tabular()
+    assert (tmp_path / "progress.txt").read_text() == "A\tB\n1\t2.5\n3\t\n"
+
+
+def test_stored_key_with_no_values_this_epoch_is_nan(tmp_path):
+    logger = EpochLogger(output_dir=str(tmp_path))
+    logger.store(EpRet=1.0)
+    logger.log_tabular("EpRet", with_min_and_max=True)
+    logger.dump_tabular()
+    logger.log_tabular("EpRet", with_min_and_max=True)
+    assert all(np.isnan(v) for v in logger.log_current_row.values())
+
+
+def test_config_json_format(tmp_path, capsys):
+    logger = EpochLogger(output_dir=str(tmp_path), exp_name="exp")
+    logger.save_config(dict(alpha=0.2, hid=(64, 64), act=np.tanh, env_fn=lambda: None))
+    text = (tmp_path / "config.json").read_text()
+    assert '    "alpha":\t0.2,' in text.splitlines()
+    cfg = json.loads(text)
+    assert cfg == {"act": "tanh", "alpha": 0.2, "env_fn": cfg["env_fn"], "exp_name": "exp",
+                   "hid": [64, 64]}
+    assert cfg["env_fn"].startswith("<function ") and "lambda" in cfg["env_fn"]
+    assert list(cfg) == sorted(cfg)
+    assert "Saving config:" in capsys.readouterr().out
+
+
+def test_existing_dir_warns(tmp_path, capsys):
+    Logger(output_dir=str(tmp_path))
+    assert "already exists! Storing info there anyway." in capsys.readouterr().out
+
+
+def test_save_state_warns_when_env_cannot_be_pickled(tmp_path, capsys):
+    logger = EpochLogger(output_dir=str(tmp_path))
+    logger.save_state({"env": gym.make("Pendulum-v1"), "bad": (x for x in range(3))})
+    assert "could not pickle state_dict" in capsys.readouterr().out
+    assert not os.path.exists(tmp_path / "vars.pkl")
+    assert not os.path.exists(tmp_path / "vars.pkl.tmp")
+    logger.save_state({"env": gym.make("Pendulum-v1")}, itr=3)
+    import joblib
+    assert joblib.load(tmp_path / "vars3.pkl")["env"].spec.id == "Pendulum-v1"
+
+
+def test_no_file_mode_writes_nothing(tmp_path, capsys):
+    logger = EpochLogger(output_fname=None)
+    logger.store(X=1.0)
+    logger.log_tabular("X")
+    logger.dump_tabular()
+    assert logger.output_dir is None
+    assert "AverageX" in capsys.readouterr().out
+
+
+def test_colorize():
+    assert colorize("hi", "green", bold=True) == "\x1b[32;1mhi\x1b[0m"
+    assert colorize("hi", "red", highlight=True) == "\x1b[41mhi\x1b[0m"

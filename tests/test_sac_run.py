@@ -1,0 +1,140 @@
+"""Whole sac() runs on Pendulum-v1: files written, SavedModel, determinism, NaN stop."""
+
+import json
+import os
+import subprocess
+import sys
+
+import gymnasium as gym
+import joblib
+import numpy as np
+import pytest
+
+from spinup_tf2 import sac
+
+TF1_COLUMNS = (
+    "Epoch AverageEpRet StdEpRet MaxEpRet MinEpRet AverageTestEpRet StdTestEpRet MaxTestEpRet "
+    "MinTestEpRet EpLen TestEpLen TotalEnvInteracts AverageQ1Vals StdQ1Vals MaxQ1Vals MinQ1Vals "
+    "AverageQ2Vals StdQ2Vals MaxQ2Vals MinQ2Vals AverageLogPi StdLogPi MaxLogPi MinLogPi LossPi "
+    "LossQ1 LossQ2 Time").split()
+
+TINY = dict(steps_per_epoch=400, epochs=3, start_steps=200, update_after=100, update_every=50,
+            batch_size=32, num_test_episodes=2, ac_kwargs=dict(hidden_sizes=(32, 32)))
+
+
+def read_progress(path):
+    lines = open(os.path.join(path, "progress.txt")).read().splitlines()
+    header = lines[0].split("\t")
+    return header, [dict(zip(header, line.split("\t"))) for line in lines[1:]]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("runs") / "tiny_s0")
+    sac(lambda: gym.make("Pendulum-v1"), seed=0, **TINY,
+        logger_kwargs=dict(output_dir=out, exp_name="tiny"))
+    return out
+
+
+def test_run_writes_spinning_up_files(tiny_run):
+    assert sorted(os.listdir(tiny_run)) == ["config.json", "progress.txt", "tf2_save", "vars.pkl"]
+    cfg = json.load(open(os.path.join(tiny_run, "config.json")))
+    for key in ("ac_kwargs", "actor_critic", "alpha", "batch_size", "env_fn", "epochs",
+                "exp_name", "gamma", "logger", "logger_kwargs", "lr", "max_ep_len",
+                "num_test_episodes", "polyak", "replay_size", "save_freq", "seed", "start_steps",
+                "steps_per_epoch", "update_after", "update_every"):
+        assert key in cfg, key
+    assert cfg["exp_name"] == "tiny" and cfg["actor_critic"] == "MLPActorCritic"
+    assert cfg["ac_kwargs"] == {"hidden_sizes": [32, 32]} and cfg["steps_per_epoch"] == 400
+    assert joblib.load(os.path.join(tiny_run, "vars.pkl"))["env"].spec.id == "Pendulum-v1"
+
+
+def test_progress_has_tf1_columns_and_counts(tiny_run):
+    header, rows = read_progress(tiny_run)
+    assert header == TF1_COLUMNS
+    assert [r["Epoch"] for r in rows] == ["1", "2", "3"]
+    assert [r["TotalEnvInteracts"] for r in rows] == ["400", "800", "1200"]
+    for r in rows:
+        assert float(r["EpLen"]) == 200.0 and float(r["TestEpLen"]) == 200.0
+        assert float(r["MinQ1Vals"]) <= float(r["AverageQ1Vals"]) <= float(r["MaxQ1Vals"])
+        assert float(r["LossQ1"]) > 0 and np.isfinite(float(r["LossPi"]))
+    assert float(rows[0]["Time"]) < float(rows[-1]["Time"])
+
+
+def test_saved_model_runs_standalone(tiny_run):
+    code = (
+        "import json, sys, numpy as np, tensorflow as tf\n"
+        f"m = tf.saved_model.load({os.path.join(tiny_run, 'tf2_save')!r})\n"
+        "obs = np.random.default_rng(0).normal(size=(50, 3)).astype(np.float32)\n"
+        "mu = m.signatures['mu'](x=obs)['output_0'].numpy()\n"
+        "pi = m.signatures['pi'](x=obs)['output_0'].numpy()\n"
+        "q = m.signatures['q2'](x=obs, a=mu)['output_0'].numpy()\n"
+        "assert 'spinup_tf2' not in sys.modules\n"
+        "print(json.dumps([sorted(m.signatures), mu.shape, pi.shape, q.shape,\n"
+        "                  float(np.abs(mu).max()), float(np.abs(pi).max()),\n"
+        "                  bool(np.allclose(m.mu(obs).numpy(), mu)),\n"
+        "                  float(np.abs(pi - mu).max())]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    sigs, mu_shape, pi_shape, q_shape, mu_max, pi_max, same, spread = json.loads(
+        out.stdout.strip().splitlines()[-1])
+    assert sigs == ["mu", "pi", "q1", "q2"]
+    assert mu_shape == [50, 1] and pi_shape == [50, 1] and q_shape == [50]
+    assert mu_max <= 2.0 and pi_max <= 2.0  # Pendulum's action limit
+    assert same and spread > 0  # mu is deterministic, pi samples
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers(tiny_run, tmp_path):
+    again, other = str(tmp_path / "again"), str(tmp_path / "other")
+    sac(lambda: gym.make("Pendulum-v1"), seed=0, **TINY, logger_kwargs=dict(output_dir=again))
+    sac(lambda: gym.make("Pendulum-v1"), seed=1, **TINY, logger_kwargs=dict(output_dir=other))
+    _, rows_a = read_progress(tiny_run)
+    _, rows_b = read_progress(again)
+    _, rows_c = read_progress(other)
+    for a, b in zip(rows_a, rows_b):
+        a.pop("Time"), b.pop("Time")
+        assert a == b
+    assert rows_a[-1]["AverageQ1Vals"] != rows_c[-1]["AverageQ1Vals"]
+
+
+class NaNRewardAfter(gym.Wrapper):
+    """Real Pendulum whose rewards turn NaN after ``n`` steps, as a diverging run would."""
+
+    def __init__(self, env, n):
+        super().__init__(env)
+        self.n, self.t = n, 0
+
+    def step(self, action):
+        o, r, term, trunc, info = self.env.step(action)
+        self.t += 1
+        return o, (np.nan if self.t > self.n else r), term, trunc, info
+
+
+def test_nan_stops_with_clear_message_and_keeps_last_checkpoint(tmp_path):
+    out = str(tmp_path / "nan")
+    made = []
+
+    def env_fn():
+        made.append(1)
+        env = gym.make("Pendulum-v1")
+        return NaNRewardAfter(env, 450) if len(made) == 1 else env
+
+    with pytest.raises(FloatingPointError) as err:
+        sac(env_fn, seed=0, **{**TINY, "epochs": 5}, logger_kwargs=dict(output_dir=out))
+    msg = str(err.value)
+    assert "non-finite" in msg and "epoch 1" in msg and "intact" in msg
+    _, rows = read_progress(out)
+    assert [r["Epoch"] for r in rows] == ["1"]
+    import tensorflow as tf
+    m = tf.saved_model.load(os.path.join(out, "tf2_save"))
+    act = m.mu(np.zeros((1, 3), np.float32)).numpy()
+    assert np.all(np.isfinite(act))
+
+
+def test_no_finished_episode_in_an_epoch_logs_nan(tmp_path):
+    out = str(tmp_path / "long")
+    sac(lambda: gym.make("Pendulum-v1", max_episode_steps=1000), seed=0,
+        **{**TINY, "epochs": 2, "num_test_episodes": 1}, max_ep_len=600,
+        logger_kwargs=dict(output_dir=out))
+    _, rows = read_progress(out)
+    assert rows[0]["AverageEpRet"] == "nan"  # no episode ended in steps 0..399
+    assert rows[1]["AverageEpRet"] != "nan" and float(rows[1]["EpLen"]) == 600.0

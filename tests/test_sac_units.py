@@ -1,0 +1,174 @@
+"""SAC's parts: replay buffer, target networks, polyak averaging, the fused
+update block against single updates, argument checks."""
+
+import gymnasium as gym
+import keras
+import numpy as np
+import pytest
+
+from spinup_tf2.algos.sac import core
+from spinup_tf2.algos.sac import sac as sac_mod
+from spinup_tf2.utils.errors import SpinupError
+
+tf = sac_mod.tf
+
+
+def test_buffer_wraps_around_fifo():
+    buf = sac_mod.ReplayBuffer(obs_dim=2, act_dim=1, size=5)
+    for i in range(7):
+        buf.store(np.full(2, i), np.full(1, -i), float(i), np.full(2, i + 1), i % 2)
+    assert buf.size == 5 and buf.ptr == 2
+    # The two oldest (0, 1) were overwritten by 5, 6 in slots 0, 1.
+    np.testing.assert_array_equal(buf.rew_buf, [5, 6, 2, 3, 4])
+    np.testing.assert_array_equal(buf.obs2_buf[:, 0], [6, 7, 3, 4, 5])
+    np.testing.assert_array_equal(buf.done_buf, [1, 0, 0, 1, 0])
+    assert buf.obs_buf.dtype == np.float32
+
+
+def test_buffer_samples_uniformly_from_filled_part_only():
+    buf = sac_mod.ReplayBuffer(obs_dim=1, act_dim=1, size=100)
+    for i in range(10):
+        buf.store([i], [i], i, [i + 1], False)
+    rng = np.random.default_rng(0)
+    batch = buf.sample_batch(5000, rng)
+    assert set(batch) == {"obs", "act", "rew", "obs2", "done"}
+    assert batch["obs"].shape == (5000, 1) and batch["rew"].shape == (5000,)
+    counts = np.bincount(batch["rew"].astype(int), minlength=10)
+    assert counts.min() > 400  # each of the 10 about 500 times, nothing from the empty part
+    np.testing.assert_array_equal(batch["obs2"][:, 0], batch["obs"][:, 0] + 1)  # rows stay whole
+    blocks = buf.sample_batch(7, rng, n_batches=3)
+    assert blocks["obs"].shape == (3, 7, 1) and blocks["done"].shape == (3, 7)
+
+
+def _setup(seed=0, lr=1e-3):
+    env = gym.make("Pendulum-v1")
+    keras.utils.set_random_seed(seed)
+    ac, ac_targ = sac_mod.build_actor_critics(core.MLPActorCritic, env.observation_space,
+                                              env.action_space, dict(hidden_sizes=(32, 32)))
+    pi_opt, q_opt = sac_mod.make_optimizers(ac, lr)
+    return ac, ac_targ, pi_opt, q_opt
+
+
+def _batches(n, batch=16, seed=0):
+    rng = np.random.default_rng(seed)
+    f = np.float32
+    return (rng.normal(size=(n, batch, 3)).astype(f), rng.uniform(-2, 2, (n, batch, 1)).astype(f),
+            rng.normal(size=(n, batch)).astype(f), rng.normal(size=(n, batch, 3)).astype(f),
+            (rng.uniform(size=(n, batch)) < 0.1).astype(f),
+            rng.normal(size=(n, 2 * batch, 1)).astype(f))
+
+
+def _values(vs):
+    return [v.numpy() for v in vs]
+
+
+def test_targets_start_equal_to_main_networks_and_are_separate():
+    ac, ac_targ, _, _ = _setup()
+    main, targ = ac.trainable_variables, ac_targ.trainable_variables
+    assert len(main) == len(targ) == 20  # pi: 2 hidden + mu + log_std layers; q1, q2: 3 each
+    for v, vt in zip(main, targ):
+        np.testing.assert_array_equal(np.array(v), vt.numpy())
+        assert v is not vt
+    main[0].assign(main[0] + 1.0)
+    assert not np.allclose(main[0].numpy(), targ[0].numpy())
+
+
+def test_one_update_moves_targets_by_polyak():
+    ac, ac_targ, pi_opt, q_opt = _setup()
+    polyak = 0.9
+    update = tf.function(sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, gamma=0.99, alpha=0.2,
+                                             polyak=polyak))
+    targ_before = _values(ac_targ.trainable_variables)
+    main_before = _values(ac.trainable_variables)
+    info = update(*(x[0] for x in _batches(1)))
+    main_after = _values(ac.trainable_variables)
+    for tb, ma, vt in zip(targ_before, main_after, ac_targ.trainable_variables):
+        np.testing.assert_allclose(vt.numpy(), polyak * tb + (1 - polyak) * ma, rtol=1e-5,
+                                   atol=1e-7)
+    # Every main variable (pi and both Qs) took a step.
+    assert all(not np.allclose(a, b) for a, b in zip(main_before, main_after))
+    assert set(info) == set(sac_mod.LOGGED_KEYS)
+    assert info["Q1Vals"].shape == (16,) and info["LogPi"].shape == (16,)
+    assert info["LossPi"].shape == ()
+
+
+@pytest.mark.parametrize("jit_compile", [True, False])
+def test_fused_block_equals_single_compiled_updates(jit_compile):
+    """K updates in one compiled block give what K separate compiled updates give,
+    from the same weights, optimiser state and minibatches."""
+    k = 5
+    data = _batches(k, seed=1)
+    runs = []
+    for fused in (True, False):
+        ac, ac_targ, pi_opt, q_opt = _setup(seed=3)
+        update = sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, gamma=0.99, alpha=0.2,
+                                     polyak=0.995)
+        if fused:
+            info = sac_mod.make_update_block(update, jit_compile=jit_compile)(*data)
+            losses = np.array(info["LossQ1"])
+        else:
+            single = tf.function(update)
+            losses = np.array([single(*(x[j] for x in data))["LossQ1"] for j in range(k)])
+        state = (_values(ac.trainable_variables) + _values(ac_targ.trainable_variables)
+                 + _values(pi_opt.variables) + _values(q_opt.variables))
+        runs.append((state, losses))
+    (state_a, loss_a), (state_b, loss_b) = runs
+    assert len(state_a) == len(state_b) > 36
+    for a, b in zip(state_a, state_b):
+        np.testing.assert_allclose(a, b, rtol=2e-4, atol=2e-6)
+    np.testing.assert_allclose(loss_a, loss_b, rtol=2e-4, atol=1e-6)
+    assert not np.allclose(loss_a[0], loss_a[-1])  # the updates did change something
+
+
+GOOD = dict(steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99, polyak=0.995,
+            lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000, update_after=1000,
+            update_every=50, num_test_episodes=10, max_ep_len=1000, save_freq=1)
+
+
+@pytest.mark.parametrize("name,value,words", [
+    ("update_every", 0, "update_every=0"), ("batch_size", -1, "batch_size=-1"),
+    ("epochs", 0, "epochs=0"), ("polyak", 1.5, "[0, 1]"), ("gamma", -0.1, "gamma=-0.1"),
+    ("lr", 0, "lr=0"), ("epochs", 2.5, "whole number"), ("alpha", "fast", "alpha='fast'"),
+    ("steps_per_epoch", 1000, "first update would come at step 1000"),
+])
+def test_bad_arguments_are_named(name, value, words):
+    with pytest.raises(SpinupError) as err:
+        sac_mod.check_sac_args(**{**GOOD, name: value})
+    assert words in str(err.value) and name in str(err.value)
+
+
+def test_good_arguments_pass():
+    sac_mod.check_sac_args(**GOOD)
+    sac_mod.check_sac_args(**{**GOOD, "steps_per_epoch": 1001, "update_after": 1000})
+
+
+def test_bad_spaces_rejected_before_any_output(tmp_path):
+    out = tmp_path / "run"
+    cases = [
+        (lambda: gym.make("CartPole-v1"), "continuous"),
+        (lambda: gym.wrappers.RescaleAction(gym.make("Pendulum-v1"), 0.0, 1.0), "low=[0.0]"),
+        (_ImageObsPendulum, "1-D"),
+    ]
+    for env_fn, words in cases:
+        with pytest.raises(SpinupError, match=None) as err:
+            sac_mod.sac(env_fn, logger_kwargs=dict(output_dir=str(out)))
+        assert words in str(err.value)
+        assert not out.exists()
+
+
+def test_per_dimension_bounds_rejected():
+    from gymnasium import spaces
+    with pytest.raises(SpinupError, match="same"):
+        sac_mod.check_spaces(spaces.Box(-1, 1, (3,)),
+                             spaces.Box(np.array([-1, -2]), np.array([1, 2]), dtype=np.float32))
+
+
+class _ImageObsPendulum(gym.ObservationWrapper):
+    """Pendulum whose observation is a 2-D array: something SAC's MLPs can't take."""
+
+    def __init__(self):
+        super().__init__(gym.make("Pendulum-v1"))
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (3, 1), np.float32)
+
+    def observation(self, obs):
+        return obs.reshape(3, 1)
