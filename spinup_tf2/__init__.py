@@ -1,19 +1,34 @@
-"""spinup_tf2: OpenAI Spinning Up's Soft Actor-Critic in TensorFlow 2 / Keras 3."""
+"""spinup_tf2: OpenAI Spinning Up's Soft Actor-Critic in TensorFlow 2 / Keras 3.
 
-from spinup_tf2.utils.tf_setup import import_tensorflow
+``from spinup_tf2 import sac`` (also ``sac_tf2``), ``EpochLogger``, ``Logger``,
+``ExperimentGrid``. The names load on first use, so that the command line can
+check its arguments before paying for TensorFlow's import.
+"""
 
-import_tensorflow()  # once, quietly, before anything else imports it
+import importlib
 
-from spinup_tf2.algos.sac.sac import sac  # noqa: E402
-from spinup_tf2.utils.logx import EpochLogger, Logger  # noqa: E402
+_EXPORTS = {
+    "sac": ("spinup_tf2.algos.sac.sac", "sac"),
+    "sac_tf2": ("spinup_tf2.algos.sac.sac", "sac"),
+    "EpochLogger": ("spinup_tf2.utils.logx", "EpochLogger"),
+    "Logger": ("spinup_tf2.utils.logx", "Logger"),
+    "ExperimentGrid": ("spinup_tf2.utils.run_utils", "ExperimentGrid"),
+}
 
-sac_tf2 = sac
+__all__ = list(_EXPORTS) + ["tf_version"]
 
-__all__ = ["sac", "sac_tf2", "EpochLogger", "Logger"]
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        module, attr = _EXPORTS[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'spinup_tf2' has no attribute {name!r}")
 
 
 def tf_version() -> str:
     """The TensorFlow version in use."""
-    import tensorflow as tf
+    from spinup_tf2.utils.tf_setup import import_tensorflow
 
-    return tf.__version__
+    return import_tensorflow().__version__

@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import os.path as osp
+import signal
+import string
+import subprocess
+import sys
 import time
+import zlib
 
-from spinup_tf2.user_config import DEFAULT_DATA_DIR, FORCE_DATESTAMP
+import cloudpickle
+import numpy as np
+from tqdm import trange
+
+from spinup_tf2.user_config import (
+    DEFAULT_DATA_DIR,
+    DEFAULT_SHORTHAND,
+    FORCE_DATESTAMP,
+    WAIT_BEFORE_LAUNCH,
+)
+from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.utils.logx import colorize
+from spinup_tf2.utils.serialization_utils import convert_json
 
 
 def setup_logger_kwargs(exp_name: str, seed: int | None = None, data_dir: str | None = None,
@@ -59,3 +78,299 @@ def setup_logger_kwargs(exp_name: str, seed: int | None = None, data_dir: str | 
         relpath = osp.join(relpath, subfolder)
     data_dir = data_dir or DEFAULT_DATA_DIR
     return dict(output_dir=osp.join(data_dir, relpath), exp_name=exp_name)
+
+
+DIV_LINE_WIDTH = 80
+
+
+def valid_str(v) -> str:
+    """A value as a fragment of a directory name: a named object gives its
+    ``__name__``, a list or tuple its items joined by ``-``; the result is
+    lowercased and every character outside ``[-_A-Za-z0-9]`` becomes ``-``.
+    """
+    if hasattr(v, "__name__"):
+        return valid_str(v.__name__)
+    if isinstance(v, (tuple, list)):
+        return "-".join(valid_str(x) for x in v)
+    allowed = set("-_" + string.ascii_letters + string.digits)
+    return "".join(c if c in allowed else "-" for c in str(v).lower())
+
+
+def call_experiment(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
+                    data_dir: str | None = None, datestamp: bool = False, **kwargs) -> None:
+    """Run ``thunk(**kwargs, seed=seed, logger_kwargs=...)`` in a fresh Python process.
+
+    Prints the experiment and its arguments, works out the output directory
+    (:func:`setup_logger_kwargs`, unless ``logger_kwargs`` is given), turns an
+    ``env_name`` argument into ``env_fn = lambda: gymnasium.make(env_name)``,
+    and launches ``utils/run_entrypoint.py`` with the whole call cloudpickled,
+    so experiments share no state. Ctrl-C stops the experiment within seconds
+    and leaves what it wrote readable.
+
+    Args:
+        exp_name (string): Name for experiment.
+
+        thunk (callable): The experiment function, e.g. ``spinup_tf2.sac``.
+
+        seed (int): Seed for random number generators.
+
+        num_cpu (int): Number of MPI processes ('auto': one per physical core).
+
+        data_dir (string): Where results go; ``DEFAULT_DATA_DIR`` from
+            ``spinup_tf2/user_config.py`` if None.
+
+        datestamp (bool): Put the date and time in the directory names.
+
+        **kwargs: All kwargs to pass to thunk.
+
+    Raises:
+        subprocess.CalledProcessError: if the experiment process failed.
+    """
+    num_cpu = resolve_num_cpu(num_cpu)
+    kwargs["seed"] = seed
+
+    print(colorize("Running experiment:\n", color="cyan", bold=True))
+    print(exp_name + "\n")
+    print(colorize("with kwargs:\n", color="cyan", bold=True))
+    print(json.dumps(convert_json(kwargs), separators=(",", ":\t"), indent=4, sort_keys=True))
+    print("\n")
+
+    if "logger_kwargs" in kwargs:
+        print("Note: Call experiment is not handling logger_kwargs.\n")
+    else:
+        kwargs["logger_kwargs"] = setup_logger_kwargs(exp_name, seed, data_dir, datestamp)
+    output_dir = kwargs["logger_kwargs"]["output_dir"]
+
+    def thunk_plus():
+        if "env_name" in kwargs:
+            import gymnasium as gym
+
+            env_name = kwargs.pop("env_name")
+            kwargs["env_fn"] = lambda: gym.make(env_name)
+        from spinup_tf2.utils.mpi_tools import mpi_fork
+
+        mpi_fork(num_cpu)
+        thunk(**kwargs)
+
+    encoded = base64.b64encode(zlib.compress(cloudpickle.dumps(thunk_plus))).decode("utf-8")
+    entrypoint = osp.join(osp.abspath(osp.dirname(__file__)), "run_entrypoint.py")
+    cmd = [sys.executable or "python", entrypoint, encoded]
+    returncode = run_child(cmd, output_dir)
+    line = "=" * DIV_LINE_WIDTH
+    if returncode != 0:
+        print("\n" * 3 + line + "\n\nThere appears to have been an error in your experiment.\n\n"
+              "Check the message above to see what happened. The data written so far (if any) "
+              f"is in:\n\n    {output_dir}\n\n" + line + "\n" * 3)
+        raise subprocess.CalledProcessError(returncode, cmd[:2])
+
+    plot_cmd = colorize("python -m spinup_tf2.run plot " + output_dir, "green")
+    test_cmd = colorize("python -m spinup_tf2.run test_policy " + output_dir, "green")
+    print("\n" * 5 + line + "\nEnd of experiment.\n\n\nPlot results from this run with:\n\n"
+          f"{plot_cmd}\n\n\nWatch the trained agent with:\n\n{test_cmd}\n\n\n" + line + "\n" * 5)
+
+
+def run_child(cmd: list, output_dir: str) -> int:
+    """Run an experiment process and return its exit code.
+
+    On Ctrl-C the child (which gets the same SIGINT from the terminal, or is
+    sent one here) is given a few seconds to stop on its own, then killed;
+    either way its files stay readable, since the logger writes whole rows and
+    renames finished checkpoints into place. Then one line says where the
+    data is, and KeyboardInterrupt goes on up.
+    """
+    proc = subprocess.Popen(cmd)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        try:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=5)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            proc.kill()
+            proc.wait()
+        print(colorize("\nInterrupted. The data written so far is in %s" % output_dir, "yellow",
+                       bold=True), flush=True)
+        raise
+
+
+def resolve_num_cpu(num_cpu) -> int:
+    """``num_cpu`` as a number of processes: 'auto' means the physical cores.
+
+    SAC runs in one process for now: any other number is refused with the reason.
+    """
+    if num_cpu == "auto":
+        import psutil
+
+        num_cpu = psutil.cpu_count(logical=False) or 1
+    if not isinstance(num_cpu, int) or isinstance(num_cpu, bool) or num_cpu < 1:
+        raise SpinupError(f"num_cpu (--cpu) must be a whole number >= 1 or 'auto'; "
+                          f"got {num_cpu!r}.")
+    if num_cpu != 1:
+        raise SpinupError(f"num_cpu (--cpu) is {num_cpu}, but SAC runs in one process: "
+                          f"data-parallel SAC over MPI is not available yet. Use --cpu 1 (the "
+                          f"default), or run several seeds as a grid instead.")
+    return num_cpu
+
+
+def _nested_get(variant: dict, key: str):
+    """``variant['a']['b']`` for key ``'a:b'`` (or ``variant['a:b']`` if present)."""
+    if key in variant:
+        return variant[key]
+    head, _, rest = key.partition(":")
+    return _nested_get(variant[head], rest)
+
+
+def _nest(flat: dict) -> dict:
+    """``{'a:b': 1, 'a:c': 2}`` -> ``{'a': {'b': 1, 'c': 2}}``, to any depth."""
+    nested: dict = {}
+    groups: dict = {}
+    for key, val in flat.items():
+        head, sep, rest = key.partition(":")
+        if head in nested and (not sep or head not in groups):
+            raise SpinupError(f"You can't assign multiple values to the same key ({head}): "
+                              f"give it either whole or by its parts ({head}:...), not both.")
+        if sep:
+            groups.setdefault(head, {})[rest] = val
+            nested.setdefault(head, None)  # keeps the key's place in the order
+        else:
+            nested[head] = val
+    for head, sub in groups.items():
+        nested[head] = _nest(sub)
+    return nested
+
+
+class ExperimentGrid:
+    """A grid of experiments: each key added with several values multiplies the
+    number of variants; ``run`` launches every variant in turn.
+
+    Example::
+
+        eg = ExperimentGrid(name='sac-bench')
+        eg.add('env_name', 'Pendulum-v1', '', True)
+        eg.add('seed', [0, 10, 20])
+        eg.add('ac_kwargs:hidden_sizes', [(32,), (64, 64)], 'hid')
+        eg.run(sac)
+    """
+
+    def __init__(self, name: str = ""):
+        self.keys: list[str] = []
+        self.vals: list[list] = []
+        self.shs: list[str | None] = []
+        self.in_names: list[bool] = []
+        self.name(name)
+
+    def name(self, _name: str) -> None:
+        """Set the grid's name, the start of every variant name."""
+        if not isinstance(_name, str):
+            raise SpinupError(f"Name has to be a string; got {_name!r} "
+                              f"({type(_name).__name__}).")
+        self._name = _name
+
+    def add(self, key: str, vals, shorthand: str | None = None, in_name: bool = False) -> None:
+        """Add a parameter with its values.
+
+        Args:
+            key (string): Parameter name; ``a:b`` sets ``kwargs['a']['b']``.
+
+            vals: A value or a list of values. (A single list-valued value
+                must be wrapped: ``[(64, 64)]``, not ``[64, 64]``.)
+
+            shorthand (string): Name used for the parameter in variant names.
+                When None and ``DEFAULT_SHORTHAND`` is on, the first three
+                alphanumeric characters of each ``:`` part, joined by ``-``.
+
+            in_name (bool): Put the parameter in variant names even when it
+                has only one value.
+        """
+        if not isinstance(key, str):
+            raise SpinupError(f"Key must be a string; got {key!r}.")
+        if not (shorthand is None or isinstance(shorthand, str)):
+            raise SpinupError(f"Shorthand must be a string; got {shorthand!r} for key {key}.")
+        vals = vals if isinstance(vals, list) else [vals]
+        if not vals:
+            raise SpinupError(f"Key {key} was given no values.")
+        if shorthand is None and DEFAULT_SHORTHAND:
+            alnum = set(string.ascii_letters + string.digits)
+            shorthand = "-".join("".join(c for c in part[:3] if c in alnum)
+                                 for part in key.split(":"))
+        self.keys.append(key)
+        self.vals.append(vals)
+        self.shs.append(shorthand)
+        self.in_names.append(in_name)
+
+    def print(self) -> None:
+        """Print the parameters, their values and the number of variants."""
+        line = "=" * DIV_LINE_WIDTH
+        print(line)
+        title = "ExperimentGrid [%s] runs over parameters:\n" % self._name
+        if len(title) > 80:
+            title = "ExperimentGrid [%s]\n runs over parameters:\n" % self._name
+        print(colorize(title, color="green", bold=True))
+        for k, v, sh in zip(self.keys, self.vals, self.shs):
+            print("", colorize(k.ljust(40), color="cyan", bold=True),
+                  "[" + sh + "]" if sh is not None else "", "\n")
+            for val in v:
+                print("\t" + str(convert_json(val)))
+            print()
+        n_total = int(np.prod([len(v) for v in self.vals]))
+        n_seeds = len(self.vals[self.keys.index("seed")]) if "seed" in self.keys else 1
+        print(" Variants, counting seeds: ".ljust(40), n_total)
+        print(" Variants, not counting seeds: ".ljust(40), n_total // n_seeds)
+        print()
+        print(line)
+
+    def variant_name(self, variant: dict) -> str:
+        """The experiment name of a variant: the grid name, then ``_<shorthand><value>``
+        for each parameter with several values (or ``in_name``), never the seed.
+        A parameter whose values are all bools adds ``_<shorthand>`` when True."""
+        name = self._name
+        for k, v, sh, inn in zip(self.keys, self.vals, self.shs, self.in_names):
+            if k == "seed" or not (len(v) > 1 or inn):
+                continue
+            param = valid_str(sh if sh is not None else k)
+            val = _nested_get(variant, k)
+            if all(isinstance(x, bool) for x in v):
+                name += ("_" + param) if val else ""
+            else:
+                name += "_" + param + valid_str(val)
+        return name.lstrip("_")
+
+    def variants(self) -> list[dict]:
+        """Every combination of values, the first-added key varying slowest,
+        with ``a:b`` keys turned into nested dicts."""
+        combos = [dict()]
+        for k, vals in zip(self.keys, self.vals):
+            combos = [{**c, k: v} for c in combos for v in vals]
+        return [_nest(c) for c in combos]
+
+    def run(self, thunk, num_cpu: int | str = 1, data_dir: str | None = None,
+            datestamp: bool = False) -> None:
+        """Launch every variant with ``call_experiment``, one after another.
+
+        ``thunk`` is the experiment function, or the name of a grid key whose
+        values are the functions. Prints the grid, the variant names, and a
+        countdown of ``WAIT_BEFORE_LAUNCH`` seconds first.
+        """
+        self.print()
+        variants = self.variants()
+        names = sorted(set(self.variant_name(var) for var in variants))
+        line = "=" * DIV_LINE_WIDTH
+        print("\n" + colorize("Preparing to run the following experiments...", color="green",
+                              bold=True) + "\n\n" + "\n".join(names) + "\n\n" + line)
+        resolve_num_cpu(num_cpu)  # refuse a bad num_cpu before the countdown
+
+        if WAIT_BEFORE_LAUNCH > 0:
+            print(colorize("\nLaunch delayed to give you a few seconds to review your "
+                           "experiments.\n\nTo customize or disable this behavior, change "
+                           "WAIT_BEFORE_LAUNCH in\nspinup_tf2/user_config.py (or set "
+                           "SPINUP_TF2_WAIT_BEFORE_LAUNCH=0).\n", color="cyan", bold=True) + line)
+            steps = 100
+            for _ in trange(steps, desc="Launching in...", leave=False, ncols=DIV_LINE_WIDTH,
+                            mininterval=0.25, bar_format="{desc}: {bar}| {remaining} {elapsed}"):
+                time.sleep(WAIT_BEFORE_LAUNCH / steps)
+
+        for var in variants:
+            exp_name = self.variant_name(var)
+            fn = var.pop(thunk) if isinstance(thunk, str) else thunk
+            call_experiment(exp_name, fn, num_cpu=num_cpu, data_dir=data_dir,
+                            datestamp=datestamp, **var)

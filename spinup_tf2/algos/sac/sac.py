@@ -325,6 +325,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
     logger = EpochLogger(**logger_kwargs)
     config["logger"] = logger
+    # The env's registered name, so test_policy can rebuild it without vars.pkl.
+    config["env_name"] = env.spec.id if env.spec is not None else None
     logger.save_config(config)
 
     keras.utils.set_random_seed(seed)  # Python, numpy and TensorFlow: the initial weights

@@ -1,0 +1,299 @@
+"""Plot learning curves: ``python -m spinup_tf2.run plot LOGDIR... [options]``.
+
+Finds every run (a directory with progress.txt) under the given logdirs,
+groups runs by experiment name (or legend), and draws one line per group:
+the estimator (mean by default) over its seeds, with a band of plus or minus
+one standard deviation over seeds. Works without a display: ``--savefig``
+writes PNG files and opens no window; without a display it saves anyway and
+says where.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import os.path as osp
+import sys
+
+import numpy as np
+import pandas as pd
+
+from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.utils.logx import colorize
+
+DIV_LINE_WIDTH = 50
+REFERENCE_CSV = osp.join(osp.dirname(osp.dirname(osp.abspath(__file__))), "data",
+                         "spinningup_sac_curves.csv")
+
+# Global counter of loaded runs, for distinct Condition2 labels (as in Spinning Up).
+exp_idx = 0
+units: dict = dict()
+
+
+def smooth_curve(y: np.ndarray, k: int) -> np.ndarray:
+    """Centred moving average over ``k`` points, renormalised at the edges
+    (Spinning Up's smoothing); a window longer than the run averages what
+    there is instead of failing."""
+    y = np.asarray(y, dtype=float)
+    n = len(y)
+    if k <= 1 or n == 0:
+        return y
+    ones = np.ones(k)
+    start = (k - 1) // 2  # where np.convolve(..., 'same') starts in the full convolution
+    num = np.convolve(y, ones, "full")[start:start + n]
+    den = np.convolve(np.ones(n), ones, "full")[start:start + n]
+    return num / den
+
+
+def get_datasets(logdir: str, condition: str | None = None) -> list[pd.DataFrame]:
+    """Load every progress.txt under ``logdir`` as a DataFrame with the columns
+    ``Unit`` (run number within its group), ``Condition1`` (legend, else
+    exp_name), ``Condition2`` (``Condition1-<run index>``) and ``Performance``
+    (AverageTestEpRet, else AverageEpRet) added."""
+    global exp_idx, units
+    datasets = []
+    for root, _, files in sorted(os.walk(logdir)):
+        if "progress.txt" not in files:
+            continue
+        exp_name, env_name = None, None
+        try:
+            with open(osp.join(root, "config.json")) as f:
+                config = json.load(f)
+            exp_name, env_name = config.get("exp_name"), config.get("env_name")
+        except (OSError, ValueError):
+            print("No file named config.json")
+        condition1 = condition or exp_name or "exp"
+        condition2 = condition1 + "-" + str(exp_idx)
+        exp_idx += 1
+        if condition1 not in units:
+            units[condition1] = 0
+        unit = units[condition1]
+        units[condition1] += 1
+
+        try:
+            exp_data = pd.read_table(osp.join(root, "progress.txt"))
+        except (OSError, ValueError, pd.errors.EmptyDataError):
+            print("Could not read from %s" % osp.join(root, "progress.txt"))
+            continue
+        if len(exp_data) == 0:
+            print("Could not read from %s (no rows yet)" % osp.join(root, "progress.txt"))
+            continue
+        performance = "AverageTestEpRet" if "AverageTestEpRet" in exp_data else "AverageEpRet"
+        exp_data.insert(len(exp_data.columns), "Unit", unit)
+        exp_data.insert(len(exp_data.columns), "Condition1", condition1)
+        exp_data.insert(len(exp_data.columns), "Condition2", condition2)
+        exp_data.insert(len(exp_data.columns), "Performance", exp_data[performance])
+        exp_data.attrs["env_name"] = env_name
+        exp_data.attrs["logdir"] = root
+        datasets.append(exp_data)
+    return datasets
+
+
+def get_all_datasets(all_logdirs: list[str], legend: list[str] | None = None,
+                     select: list[str] | None = None,
+                     exclude: list[str] | None = None) -> list[pd.DataFrame]:
+    """Load the runs the logdirs name, after filtering, as :func:`get_datasets` does.
+
+    A logdir that is a directory and ends in ``os.sep`` is used as it is;
+    otherwise it is a prefix: every directory beside it whose name contains
+    its last part is used (so ``data/exp`` finds ``data/exp``,
+    ``data/exp_lr0-1``, ...). ``select`` keeps logdirs containing all its
+    substrings, ``exclude`` drops those containing any of its substrings.
+    ``legend`` gives one label per matched logdir.
+    """
+    logdirs = []
+    for logdir in all_logdirs:
+        if osp.isdir(logdir) and logdir[-1] == os.sep:
+            logdirs += [logdir]
+        else:
+            basedir = osp.dirname(logdir)
+            prefix = logdir.split(os.sep)[-1]
+            listdir = os.listdir(basedir or ".") if osp.isdir(basedir or ".") else []
+            logdirs += sorted(osp.join(basedir, x) for x in listdir
+                              if prefix in x and osp.isdir(osp.join(basedir, x)))
+
+    if select is not None:
+        logdirs = [log for log in logdirs if all(x in log for x in select)]
+    if exclude is not None:
+        logdirs = [log for log in logdirs if all(x not in log for x in exclude)]
+
+    print("Plotting from...\n" + "=" * DIV_LINE_WIDTH + "\n")
+    for logdir in logdirs:
+        print(logdir)
+    print("\n" + "=" * DIV_LINE_WIDTH)
+
+    if not logdirs:
+        raise SpinupError(f"No run directories match {' '.join(all_logdirs)}"
+                          + (f" with --select {select}" if select else "")
+                          + (f" and --exclude {exclude}" if exclude else "")
+                          + ". Give a run's output directory (e.g. data/exp/exp_s0), the "
+                            "directory above several runs, or a prefix of their names.")
+    if legend is not None and len(legend) != len(logdirs):
+        raise SpinupError(f"Must give a legend title for each set of experiments: "
+                          f"{len(logdirs)} logdirs matched ({', '.join(logdirs)}) but "
+                          f"{len(legend)} legend titles were given ({legend}).")
+
+    data = []
+    if legend:
+        for log, leg in zip(logdirs, legend):
+            data += get_datasets(log, leg)
+    else:
+        for log in logdirs:
+            data += get_datasets(log)
+    if not data:
+        raise SpinupError(f"No progress.txt with any rows was found under "
+                          f"{', '.join(logdirs)}: these are not run directories, or the runs "
+                          f"have not finished an epoch yet.")
+    return data
+
+
+def reference_curves(env_name: str | None) -> pd.DataFrame | None:
+    """Spinning Up's published SAC curves (PyTorch and TF1 versions) for the
+    MuJoCo task of ``env_name`` (any version), or None."""
+    if not env_name or not osp.exists(REFERENCE_CSV):
+        return None
+    ref = pd.read_csv(REFERENCE_CSV)
+    key = env_name.split("-v")[0].lower()
+    ref = ref[ref["env"] == key]
+    return ref if len(ref) else None
+
+
+def plot_data(data: list[pd.DataFrame], xaxis: str = "Epoch", value: str = "AverageEpRet",
+              condition: str = "Condition1", smooth: int = 1, estimator: str = "mean",
+              reference: bool = False, ax=None):
+    """Draw one value against xaxis on ``ax``: estimator over seeds with a
+    +-1 std band, one line per condition."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    for datum in data:
+        if value not in datum.columns or xaxis not in datum.columns:
+            missing = value if value not in datum.columns else xaxis
+            cols = [c for c in datum.columns if c not in ("Unit", "Condition1", "Condition2")]
+            raise SpinupError(f"{datum.attrs.get('logdir', 'A run')} has no column "
+                              f"{missing!r}. Columns there: {', '.join(cols)}.")
+    est = getattr(np, estimator)
+    frames = []
+    for datum in data:
+        datum = datum.copy()
+        if smooth > 1:
+            datum[value] = smooth_curve(datum[value].to_numpy(), smooth)
+        frames.append(datum)
+    frame = pd.concat(frames, ignore_index=True)
+
+    def band(vals):
+        centre, spread = est(vals), np.std(vals)
+        return centre - spread, centre + spread
+
+    few_points = frame.groupby(condition)[xaxis].nunique().min() < 3
+    ax = sns.lineplot(data=frame, x=xaxis, y=value, hue=condition, estimator=est,
+                      errorbar=band, marker="o" if few_points else None, ax=ax)
+    if reference:
+        _draw_reference(ax, data, frame[xaxis].max(), smooth)
+    ax.legend(loc="best").set_draggable(True)
+    if np.max(np.asarray(frame[xaxis])) > 5e3:
+        # Just some formatting niceness: x-axis scale in scientific notation if max x is large
+        ax.ticklabel_format(style="sci", axis="x", scilimits=(0, 0))
+    plt.tight_layout(pad=0.5)
+    return ax
+
+
+def _draw_reference(ax, data, x_max, smooth):
+    env_names = {d.attrs.get("env_name") for d in data} - {None}
+    ref = reference_curves(next(iter(env_names))) if len(env_names) == 1 else None
+    if ref is None:
+        print(colorize("No published Spinning Up SAC curve matches these runs' environment "
+                       f"({', '.join(sorted(env_names)) or 'unknown'}); --reference needs runs "
+                       "of one MuJoCo task (HalfCheetah, Hopper, Walker2d, Swimmer, Ant).",
+                       "yellow"))
+        return
+    labels = {"pyt": "Spinning Up SAC (PyTorch)", "tf1": "Spinning Up SAC (TF1)"}
+    for version, part in ref.groupby("version"):
+        part = part[part["timesteps"] <= x_max * 1.02]
+        if len(part) == 0:
+            continue
+        x, y, sd = (part[c].to_numpy() for c in ("timesteps", "mean_smoothed", "sd_over_seeds"))
+        line, = ax.plot(x, y, linestyle="--", linewidth=1.5, label=labels.get(version, version))
+        ax.fill_between(x, y - sd, y + sd, color=line.get_color(), alpha=0.1)
+
+
+def make_plots(all_logdirs, legend=None, xaxis=None, values=None, count=False, font_scale=1.5,
+               smooth=1, select=None, exclude=None, estimator="mean", savefig=None,
+               reference=False) -> list[str]:
+    """Load the runs and draw one figure per value. Returns the files written
+    (with ``savefig``, or when there is no display to show them on)."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    if not hasattr(np, estimator) or not callable(getattr(np, estimator)):
+        raise SpinupError(f"--est {estimator!r} is not a numpy function; use e.g. mean, median, "
+                          f"max or min.")
+    if smooth < 1:
+        raise SpinupError(f"--smooth must be >= 1 (1 = no smoothing); got {smooth}.")
+    data = get_all_datasets(all_logdirs, legend, select, exclude)
+    values = values if isinstance(values, list) else [values]
+    condition = "Condition2" if count else "Condition1"
+    headless = not savefig and matplotlib.get_backend().lower() in (
+        "agg", "pdf", "ps", "svg", "cairo", "template", "pgf")
+    import seaborn as sns
+
+    sns.set_theme(style="darkgrid", font_scale=font_scale)
+    written = []
+    for value in values:
+        fig = plt.figure()
+        plot_data(data, xaxis=xaxis, value=value, condition=condition, smooth=smooth,
+                  estimator=estimator, reference=reference, ax=fig.gca())
+        path = None
+        if savefig:
+            stem, ext = osp.splitext(savefig)
+            path = savefig if len(values) == 1 else f"{stem}_{value}{ext or '.png'}"
+        elif headless:
+            first = all_logdirs[0].rstrip(os.sep)
+            path = f"{first}_{value}.png"
+        if path:
+            os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
+            fig.savefig(path, dpi=100)
+            written.append(path)
+            print(("Saved the figure of %s to %s" % (value, path))
+                  + (" (no display to show it on)" if headless else ""))
+            plt.close(fig)
+    if not savefig and not headless:
+        plt.show()
+    return written
+
+
+def main(argv=None) -> int:
+    """Parse the plot command line and draw."""
+    parser = argparse.ArgumentParser(description="Plot spinup_tf2 learning curves.")
+    parser.add_argument("logdir", nargs="*")
+    parser.add_argument("--legend", "-l", nargs="*")
+    parser.add_argument("--xaxis", "-x", default="TotalEnvInteracts")
+    parser.add_argument("--value", "-y", default="Performance", nargs="*")
+    parser.add_argument("--count", action="store_true")
+    parser.add_argument("--smooth", "-s", type=int, default=1)
+    parser.add_argument("--select", nargs="*")
+    parser.add_argument("--exclude", nargs="*")
+    parser.add_argument("--est", default="mean")
+    parser.add_argument("--savefig", default=None,
+                        help="write the figure to this file (one file per --value, with the "
+                             "value in its name) instead of opening a window")
+    parser.add_argument("--reference", action="store_true",
+                        help="overlay Spinning Up's published SAC curves for the runs' MuJoCo "
+                             "environment")
+    args = parser.parse_args(argv)
+    try:
+        if not args.logdir:
+            raise SpinupError("Give at least one logdir: python -m spinup_tf2.run plot "
+                              "data/exp_name [more logdirs] [--value ...].")
+        make_plots(args.logdir, args.legend, args.xaxis, args.value, args.count,
+                   smooth=args.smooth, select=args.select, exclude=args.exclude,
+                   estimator=args.est, savefig=args.savefig, reference=args.reference)
+    except SpinupError as err:
+        print(colorize("Error: ", "red", bold=True) + str(err), file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""What a launched experiment process runs: ``python run_entrypoint.py <thunk>``,
+where <thunk> is the experiment function, cloudpickled, zlib-compressed and
+base64-encoded by :func:`spinup_tf2.utils.run_utils.call_experiment`."""
+
+import base64
+import sys
+import zlib
+
+if __name__ == "__main__":
+    import cloudpickle
+
+    from spinup_tf2.utils.errors import SpinupError
+    from spinup_tf2.utils.logx import colorize
+
+    thunk = cloudpickle.loads(zlib.decompress(base64.b64decode(sys.argv[1])))
+    try:
+        thunk()
+    except SpinupError as err:
+        print(colorize("Error: ", "red", bold=True) + str(err), file=sys.stderr, flush=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)  # the launcher says where the data is

@@ -1,0 +1,200 @@
+"""Load a trained policy and run it: ``python -m spinup_tf2.run test_policy DIR``.
+
+The policy comes from the run's SavedModel (``tf2_save/``); the environment
+from ``vars.pkl``, or, when that is missing or cannot be unpickled (or a
+window is wanted), is rebuilt from the ``env_name`` in ``config.json``.
+Nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import os.path as osp
+import sys
+import time
+import warnings
+
+import joblib
+
+from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.utils.logx import EpochLogger, colorize, existing_checkpoint_dir
+from spinup_tf2.utils.tf_setup import import_tensorflow
+
+
+def find_saves(fpath: str) -> dict:
+    """``{itr: folder}`` of the SavedModels in a run directory; itr is '' for
+    ``tf2_save`` and the number for ``tf2_save<N>``."""
+    saves = {}
+    for entry in os.listdir(fpath):
+        name = entry[:-4] if entry.endswith(".old") else entry
+        if name.startswith("tf2_save") and (name == "tf2_save" or name[8:].isdigit()):
+            itr = name[8:]
+            folder = existing_checkpoint_dir(osp.join(fpath, name))
+            if folder is not None:
+                saves[int(itr) if itr else ""] = folder
+    return saves
+
+
+def _no_model_error(fpath: str) -> SpinupError:
+    runs = sorted(osp.relpath(root, fpath) for root, dirs, _ in os.walk(fpath)
+                  if any(d.startswith("tf2_save") for d in dirs))
+    if runs:
+        return SpinupError(f"{fpath} holds no saved model itself, but these run directories "
+                           f"below it do: {', '.join(runs[:10])}. Give one of them, e.g. "
+                           f"python -m spinup_tf2.run test_policy {osp.join(fpath, runs[0])}")
+    return SpinupError(f"No saved model (tf2_save/) was found in {fpath}. Give the output "
+                       f"directory of one run, e.g. data/exp_name/exp_name_s0, written by "
+                       f"sac() with save_freq >= 1.")
+
+
+def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, render: bool = False):
+    """The environment and the policy of a finished (or interrupted) run.
+
+    Args:
+        fpath (str): The output directory of one run.
+
+        itr: 'last' (the newest ``tf2_save<N>``, or ``tf2_save``) or the
+            number N of a ``tf2_save<N>`` folder.
+
+        deterministic (bool): Act with the mean action (``mu``) instead of
+            sampling (``pi``).
+
+        render (bool): Make the env (if rebuilt) with ``render_mode='human'``.
+
+    Returns:
+        ``(env, get_action)``: ``env`` is None if it could not be restored;
+        ``get_action(obs)`` maps one observation to one action (numpy).
+    """
+    if not osp.isdir(fpath):
+        raise SpinupError(f"{fpath} is not a directory. Give the output directory of a run, "
+                          f"e.g. data/exp_name/exp_name_s0.")
+    saves = find_saves(fpath)
+    if not saves:
+        raise _no_model_error(fpath)
+    if itr == "last":
+        numbered = [k for k in saves if k != ""]
+        itr = max(numbered) if numbered else ""
+    elif not isinstance(itr, int) or itr not in saves:
+        raise SpinupError(f"There is no tf2_save{itr} in {fpath}; saved iterations: "
+                          f"{sorted(str(k) if k != '' else 'tf2_save' for k in saves)}.")
+
+    env = _load_env(fpath, itr, render)
+    get_action = load_tf2_policy(saves[itr], deterministic)
+    return env, get_action
+
+
+def _load_env(fpath: str, itr, render: bool):
+    """The env from vars<itr>.pkl, or rebuilt from config.json's env_name."""
+    env_name = None
+    config_path = osp.join(fpath, "config.json")
+    if osp.exists(config_path):
+        with open(config_path) as f:
+            env_name = json.load(f).get("env_name")
+    if env_name and render:
+        import gymnasium as gym
+
+        try:
+            return gym.make(env_name, render_mode="human")
+        except Exception as err:
+            raise SpinupError(f"Could not open a window to render {env_name} ({err}). Rendering "
+                              f"needs a display and the env's rendering extra (e.g. pip install "
+                              f"'gymnasium[classic-control]'); add --norender (-nr) to run "
+                              f"without a window.") from None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return joblib.load(osp.join(fpath, "vars" + str(itr) + ".pkl"))["env"]
+    except Exception:
+        pass
+    if env_name:
+        import gymnasium as gym
+
+        print(f"Rebuilding the environment {env_name} from config.json.")
+        return gym.make(env_name)
+    return None
+
+
+def load_tf2_policy(fpath: str, deterministic: bool = False):
+    """``get_action(obs)`` from a SavedModel folder written by spinup_tf2."""
+    tf = import_tensorflow()
+    print("\n\nLoading from %s.\n\n" % fpath)
+    model = tf.saved_model.load(fpath)
+    if deterministic:
+        print("Using deterministic action op.")
+        action_fn = model.mu
+    else:
+        print("Using default action op.")
+        action_fn = model.pi
+
+    def get_action(x):
+        x = tf.convert_to_tensor([x], dtype=tf.float32)
+        return action_fn(x)[0].numpy()
+
+    get_action.model = model  # the loaded functions need the model (its variables) alive
+    return get_action
+
+
+def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int = 100,
+               render: bool = True) -> None:
+    """Run ``num_episodes`` episodes, printing each one's return and length, then
+    a table of their statistics. ``max_ep_len`` (0 or None: no cap besides the
+    environment's own time limit) cuts episodes short."""
+    if env is None:
+        raise SpinupError(
+            "Environment not found! It looks like the environment wasn't saved (vars.pkl) and "
+            "config.json names none to rebuild. Make the environment yourself and call "
+            "run_policy(env, get_action) (see the README).")
+    logger = EpochLogger(output_fname=None)
+    o, _ = env.reset()
+    ep_ret, ep_len, n = 0.0, 0, 0
+    while n < num_episodes:
+        if render:
+            env.render()
+            time.sleep(1e-3)
+
+        a = get_action(o)
+        o, r, terminated, truncated, _ = env.step(a)
+        ep_ret += float(r)
+        ep_len += 1
+
+        if terminated or truncated or (max_ep_len and ep_len == max_ep_len):
+            logger.store(EpRet=ep_ret, EpLen=ep_len)
+            print("Episode %d \t EpRet %.3f \t EpLen %d" % (n, ep_ret, ep_len))
+            o, _ = env.reset()
+            ep_ret, ep_len = 0.0, 0
+            n += 1
+
+    logger.log_tabular("EpRet", with_min_and_max=True)
+    logger.log_tabular("EpLen", average_only=True)
+    logger.dump_tabular()
+
+
+def main(argv=None) -> int:
+    """``test_policy.py fpath [--len] [--episodes] [--norender] [--itr] [--deterministic]``."""
+    parser = argparse.ArgumentParser(description="Run a policy saved by spinup_tf2.")
+    parser.add_argument("fpath", type=str)
+    parser.add_argument("--len", "-l", type=int, default=0)
+    parser.add_argument("--episodes", "-n", type=int, default=100)
+    parser.add_argument("--norender", "-nr", action="store_true")
+    parser.add_argument("--itr", "-i", type=int, default=-1)
+    parser.add_argument("--deterministic", "-d", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        if args.episodes < 1 or args.len < 0:
+            raise SpinupError(f"--episodes must be >= 1 and --len >= 0; got --episodes "
+                              f"{args.episodes} --len {args.len}.")
+        env, get_action = load_policy_and_env(args.fpath, args.itr if args.itr >= 0 else "last",
+                                              args.deterministic, render=not args.norender)
+        run_policy(env, get_action, args.len, args.episodes, not args.norender)
+    except SpinupError as err:
+        print(colorize("Error: ", "red", bold=True) + str(err), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
