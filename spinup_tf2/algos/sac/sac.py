@@ -75,13 +75,45 @@ def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs
     return ac, ac_targ
 
 
+class Adam:
+    """Adam as TF1's ``AdamOptimizer`` (which Spinning Up's TF1 SAC used) computes it:
+    ``lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t)``, then one fused
+    ``ResourceApplyAdam`` kernel per variable.
+
+    One kernel per variable instead of a dozen small ops keeps the compiled
+    update short, which is most of its cost on a CPU. ``variables`` lists the
+    optimizer's state (moments and beta powers) for checkpoints.
+    """
+
+    def __init__(self, var_list: list, learning_rate: float, beta_1: float = 0.9,
+                 beta_2: float = 0.999, epsilon: float = 1e-8):
+        self.var_list = [getattr(v, "value", v) for v in var_list]  # Keras 3 wraps tf.Variable
+        self.lr, self.beta_1, self.beta_2, self.epsilon = learning_rate, beta_1, beta_2, epsilon
+        self.m = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.var_list]
+        self.v = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.var_list]
+        self.beta_1_power = tf.Variable(1.0, trainable=False)
+        self.beta_2_power = tf.Variable(1.0, trainable=False)
+
+    @property
+    def variables(self) -> list:
+        """The optimizer's state."""
+        return self.m + self.v + [self.beta_1_power, self.beta_2_power]
+
+    def apply(self, grads: list) -> None:
+        """One Adam step of every variable along its gradient."""
+        b1p = self.beta_1_power.assign(self.beta_1_power * self.beta_1)
+        b2p = self.beta_2_power.assign(self.beta_2_power * self.beta_2)
+        for var, m, v, g in zip(self.var_list, self.m, self.v, grads):
+            tf.raw_ops.ResourceApplyAdam(
+                var=var.handle, m=m.handle, v=v.handle, beta1_power=b1p, beta2_power=b2p,
+                lr=self.lr, beta1=self.beta_1, beta2=self.beta_2, epsilon=self.epsilon, grad=g)
+
+
 def make_optimizers(ac, lr: float):
-    """Separate Adam optimizers for the policy and the Q functions, built, with
-    TF1's Adam epsilon (1e-8) as in Spinning Up."""
-    pi_optimizer = keras.optimizers.Adam(learning_rate=lr, epsilon=1e-8)
-    q_optimizer = keras.optimizers.Adam(learning_rate=lr, epsilon=1e-8)
-    pi_optimizer.build(ac.pi.trainable_variables)
-    q_optimizer.build(ac.q1.trainable_variables + ac.q2.trainable_variables)
+    """Separate Adam optimizers for the policy and the Q functions, with TF1's
+    Adam defaults (epsilon 1e-8) as in Spinning Up."""
+    pi_optimizer = Adam(ac.pi.trainable_variables, lr)
+    q_optimizer = Adam(ac.q1.trainable_variables + ac.q2.trainable_variables, lr)
     return pi_optimizer, q_optimizer
 
 
@@ -98,15 +130,15 @@ def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: flo
     """
     pi_vars = ac.pi.trainable_variables
     q_vars = ac.q1.trainable_variables + ac.q2.trainable_variables
-    var_pairs = list(zip(ac.trainable_variables, ac_targ.trainable_variables))
+    var_pairs = [(v.value, vt.value) for v, vt in zip(ac.trainable_variables,
+                                                       ac_targ.trainable_variables)]
 
     def update(o, a, r, o2, d, noise):
         batch = tf.shape(o)[0]
         with tf.GradientTape(persistent=True) as tape:
-            # Policy at s and s' in one pass of 2 * batch rows: fewer, larger matmuls.
-            pi_both, logp_both = ac.pi(tf.concat([o, o2], axis=0), noise=noise)
-            pi, pi_next = pi_both[:batch], pi_both[batch:]
-            logp_pi, logp_pi_next = logp_both[:batch], logp_both[batch:]
+            # Independent products (pi at s and at s', q1 and q2) run side by side.
+            pi, logp_pi = ac.pi(o, noise=noise[:batch])
+            pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:])
 
             q1 = ac.q1(o, a)
             q2 = ac.q2(o, a)
@@ -127,17 +159,19 @@ def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: flo
 
         pi_grads = tape.gradient(loss_pi, pi_vars)
         q_grads = tape.gradient(loss_q, q_vars)
-        pi_optimizer.apply(pi_grads, pi_vars)
-        q_optimizer.apply(q_grads, q_vars)
+        pi_optimizer.apply(pi_grads)
+        q_optimizer.apply(q_grads)
+        # Polyak averaging, written as targ -= (1 - polyak) * (targ - main): one kernel a variable.
         for v_main, v_targ in var_pairs:
-            v_targ.assign(polyak * v_targ + (1 - polyak) * v_main)
+            tf.raw_ops.ResourceApplyGradientDescent(var=v_targ.handle, alpha=1.0 - polyak,
+                                                    delta=v_targ - v_main)
         return dict(LossPi=loss_pi, LossQ1=loss_q1, LossQ2=loss_q2, Q1Vals=q1, Q2Vals=q2,
                     LogPi=logp_pi)
 
     return update
 
 
-def make_update_block(update: Callable, jit_compile: bool = True) -> Callable:
+def make_update_block(update: Callable, jit_compile: bool = False) -> Callable:
     """Compile ``update`` looped over a block: ``block(obs, act, rew, obs2, done,
     noise)``, each argument stacked with a leading dimension of n updates,
     runs the n updates in order inside one call and returns the diagnostics
