@@ -28,11 +28,15 @@ def import_tensorflow():
             saved_fd = None
     try:
         import tensorflow as tf
+
+        set_threads(tf)
+        # Start the runtime now, while stderr is quiet: looking for GPUs prints
+        # a CUDA error on machines without one.
+        tf.config.list_logical_devices("CPU")
     finally:
         if saved_fd is not None:
             os.dup2(saved_fd, 2)
             os.close(saved_fd)
-    set_threads(tf)
     return tf
 
 

@@ -1,0 +1,73 @@
+"""MuJoCo learning benchmark: SAC with Spinning Up's defaults on HalfCheetah-v5 and
+Hopper-v5, 300k steps (75 epochs of 4,000) for each of 3 seeds.
+
+    python benchmarks/learning.py                       # everything not yet done
+    python benchmarks/learning.py --env Hopper-v5 --seed 10
+    python benchmarks/learning.py --epochs 75 --dry_run # list what would run
+
+Runs go to ``data/benchmarks/sac-<env>/sac-<env>_s<seed>/`` as standard run
+directories. A run whose progress.txt already has all its epochs is skipped, so
+the script can be stopped and started again, or run seed by seed; an
+unfinished run is started over (its directory is replaced). Each run is a fresh
+process (``call_experiment``). Only config.json and progress.txt are tracked in
+git (see .gitignore); checkpoints stay local.
+"""
+
+import argparse
+import os
+import os.path as osp
+import shutil
+import sys
+
+os.environ.setdefault("SPINUP_TF2_WAIT_BEFORE_LAUNCH", "0")
+
+REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+BENCH_DIR = osp.join(REPO, "data", "benchmarks")
+ENVS = ["HalfCheetah-v5", "Hopper-v5"]
+SEEDS = [0, 10, 20]
+
+
+def epochs_done(run_dir: str) -> int:
+    """Rows in a run's progress.txt (0 if none)."""
+    path = osp.join(run_dir, "progress.txt")
+    if not osp.exists(path):
+        return 0
+    with open(path) as f:
+        return max(0, sum(1 for _ in f) - 1)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--env", nargs="*", default=ENVS)
+    p.add_argument("--seed", nargs="*", type=int, default=SEEDS)
+    p.add_argument("--epochs", type=int, default=75)
+    p.add_argument("--data_dir", default=BENCH_DIR)
+    p.add_argument("--dry_run", action="store_true")
+    a = p.parse_args()
+
+    from spinup_tf2.utils.run_utils import call_experiment, setup_logger_kwargs
+
+    # Seeds first, then environments: after each full seed both curves have a point more.
+    for seed in a.seed:
+        for env in a.env:
+            exp_name = "sac-" + env.lower()
+            out = setup_logger_kwargs(exp_name, seed, a.data_dir)["output_dir"]
+            done = epochs_done(out)
+            if done >= a.epochs:
+                print(f"done     {out} ({done} epochs)")
+                continue
+            print(f"{'would run' if a.dry_run else 'running'}  {out} (has {done} epochs)",
+                  flush=True)
+            if a.dry_run:
+                continue
+            if osp.exists(out):
+                shutil.rmtree(out)
+            import spinup_tf2
+
+            call_experiment(exp_name, spinup_tf2.sac, seed=seed, data_dir=a.data_dir,
+                            env_name=env, epochs=a.epochs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
