@@ -23,6 +23,7 @@ setup(
         "cloudpickle",
         "psutil",
         "tqdm",
+        "tensorboard",  # tf.summary needs it for logger_kwargs=dict(tensorboard=True)
         "matplotlib",
         "pandas",
         "seaborn",

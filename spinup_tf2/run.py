@@ -28,7 +28,8 @@ VALID_CMDS = ALGO_CMDS + UTIL_CMDS
 
 # Command line shorthands for convenience.
 SUBSTITUTIONS = {"env": "env_name", "hid": "ac_kwargs:hidden_sizes",
-                 "act": "ac_kwargs:activation", "cpu": "num_cpu", "dt": "datestamp"}
+                 "act": "ac_kwargs:activation", "cpu": "num_cpu", "dt": "datestamp",
+                 "tensorboard": "logger_kwargs:tensorboard"}
 
 # Only some algorithms can be parallelized (have num_cpu > 1):
 MPI_COMPATIBLE_ALGOS: list[str] = []
@@ -258,7 +259,7 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
 def print_help() -> None:
     """The help text: commands and substitutions."""
     cmds = "\n".join("\t" + c for c in VALID_CMDS)
-    subs = "\n".join("\t--" + k.ljust(10) + "for".ljust(10) + "--" + v
+    subs = "\n".join("\t--" + k.ljust(max(10, len(k) + 1)) + "for".ljust(10) + "--" + v
                      for k, v in SUBSTITUTIONS.items())
     print(dedent("""
         Experiment in spinup_tf2 from the command line with

@@ -317,3 +317,20 @@ def test_ctrl_c_stops_quickly_and_keeps_data(tmp_path):
 
     m = tf.saved_model.load(str(tmp_path / "intr" / "intr_s0" / "tf2_save"))
     assert m.mu(np.zeros((1, 3), np.float32)).shape == (1, 1)
+
+
+def test_resume_and_tensorboard_flags(tmp_path):
+    common = ["sac", "--env", "Pendulum-v1", "--exp_name", "rs", "--data_dir", str(tmp_path),
+              "--steps_per_epoch", "300", "--start_steps", "100", "--update_after", "100",
+              "--num_test_episodes", "1", "--hid", "[8]", "--tensorboard"]
+    res = cli(*common, "--epochs", "1")
+    assert res.returncode == 0, res.stderr[-2000:]
+    res = cli(*common, "--epochs", "2", "--resume")
+    assert res.returncode == 0, res.stderr[-2000:]
+    run = tmp_path / "rs" / "rs_s0"
+    lines = (run / "progress.txt").read_text().splitlines()
+    assert [ln.split("\t")[0] for ln in lines[1:]] == ["1", "2"]
+    assert any(name.startswith("events.out.tfevents") for name in os.listdir(run / "tb"))
+    assert json.load(open(run / "config.json"))["resume"] is True
+    res = cli(*common, "--epochs", "3", "--resume", "--lr", "0.01")
+    assert_clean_error(res, "lr: 0.001 there, 0.01 now")

@@ -76,7 +76,8 @@ class Logger:
     """
 
     def __init__(self, output_dir: str | None = None, output_fname: str | None = "progress.txt",
-                 exp_name: str | None = None):
+                 exp_name: str | None = None, tensorboard: bool = False,
+                 append_after: int | None = None):
         """Initialize a Logger.
 
         Args:
@@ -94,23 +95,48 @@ class Logger:
                 will know to group them. (Use case: if you run the same
                 hyperparameter configuration with multiple random seeds, you
                 should give them all the same ``exp_name``.)
+
+            tensorboard (bool): Also write every logged value as a TensorBoard
+                scalar per row into ``output_dir/tb/``, grouped by name
+                (``AverageEpRet`` becomes ``EpRet/Average``), against
+                ``TotalEnvInteracts`` when it is logged.
+
+            append_after (int): Continue an existing progress.txt: keep its
+                header and its first ``append_after`` rows, drop any later
+                ones, and append (used to resume a run).
         """
         self.output_dir = None
         self.output_file = None
-        if proc_id() == 0 and output_fname is not None:
-            self.output_dir = output_dir or "/tmp/experiments/%i" % int(time.time())
-            if osp.exists(self.output_dir):
-                print("Warning: Log dir %s already exists! Storing info there anyway."
-                      % self.output_dir)
-            else:
-                os.makedirs(self.output_dir)
-            self.output_file = open(osp.join(self.output_dir, output_fname), "w")
-            atexit.register(self.output_file.close)
-            print(colorize("Logging data to %s" % self.output_file.name, "green", bold=True))
         self.first_row = True
         self.log_headers: list[str] = []
         self.log_current_row: dict = {}
         self.exp_name = exp_name
+        self.tb_writer = None
+        self.rows_written = 0
+        if proc_id() == 0 and output_fname is not None:
+            self.output_dir = output_dir or "/tmp/experiments/%i" % int(time.time())
+            if append_after is None and osp.exists(self.output_dir):
+                print("Warning: Log dir %s already exists! Storing info there anyway."
+                      % self.output_dir)
+            os.makedirs(self.output_dir, exist_ok=True)
+            path = osp.join(self.output_dir, output_fname)
+            if append_after is not None and osp.exists(path):
+                with open(path) as f:
+                    lines = f.read().splitlines(keepends=True)
+                kept = [ln for ln in lines[:1 + append_after] if ln.endswith("\n")]
+                _write_text_atomically(path, "".join(kept))
+                if kept:
+                    self.log_headers = kept[0].rstrip("\n").split("\t")
+                    self.first_row = False
+                    self.rows_written = len(kept) - 1
+            self.output_file = open(path, "a" if append_after is not None else "w")
+            atexit.register(self.output_file.close)
+            print(colorize("Logging data to %s" % self.output_file.name, "green", bold=True))
+            if tensorboard:
+                from spinup_tf2.utils.tf_setup import import_tensorflow
+
+                tf = import_tensorflow()
+                self.tb_writer = tf.summary.create_file_writer(osp.join(self.output_dir, "tb"))
 
     def log(self, msg: str, color: str = "green") -> None:
         """Print a colorized message to stdout (rank 0 only)."""
@@ -249,8 +275,21 @@ class Logger:
                 self.output_file.write(text)  # one write: a kill leaves whole rows
                 self.output_file.flush()
                 os.fsync(self.output_file.fileno())
+            self.rows_written += 1
+            if self.tb_writer is not None:
+                self._write_tensorboard(dict(zip(self.log_headers, vals)))
         self.log_current_row.clear()
         self.first_row = False
+
+    def _write_tensorboard(self, row: dict) -> None:
+        import tensorflow as tf
+
+        step = row.get("TotalEnvInteracts", self.rows_written)
+        with self.tb_writer.as_default(step=int(step)):
+            for key, val in row.items():
+                if hasattr(val, "__float__") and key != "TotalEnvInteracts":
+                    tf.summary.scalar(tensorboard_name(key), float(val))
+        self.tb_writer.flush()
 
 
 class EpochLogger(Logger):
@@ -331,6 +370,15 @@ class EpochLogger(Logger):
         v = self.epoch_dict.get(key, [])
         vals = np.concatenate([np.ravel(x) for x in v]) if len(v) > 0 else np.zeros(0)
         return mpi_statistics_scalar(vals, with_min_and_max=with_min_and_max)
+
+
+def tensorboard_name(key: str) -> str:
+    """``AverageEpRet`` -> ``EpRet/Average`` (likewise Std, Max, Min): TensorBoard
+    then shows a diagnostic's statistics together. Other keys stay as they are."""
+    for prefix in ("Average", "Std", "Max", "Min"):
+        if key.startswith(prefix) and len(key) > len(prefix) and key[len(prefix)].isupper():
+            return key[len(prefix):] + "/" + prefix
+    return key
 
 
 def _write_text_atomically(path: str, text: str) -> None:

@@ -135,10 +135,11 @@ def call_experiment(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
     print(json.dumps(convert_json(kwargs), separators=(",", ":\t"), indent=4, sort_keys=True))
     print("\n")
 
-    if "logger_kwargs" in kwargs:
+    if "output_dir" in kwargs.get("logger_kwargs", {}):
         print("Note: Call experiment is not handling logger_kwargs.\n")
-    else:
-        kwargs["logger_kwargs"] = setup_logger_kwargs(exp_name, seed, data_dir, datestamp)
+    else:  # only options such as tensorboard given: add where the run goes
+        kwargs["logger_kwargs"] = {**setup_logger_kwargs(exp_name, seed, data_dir, datestamp),
+                                   **kwargs.get("logger_kwargs", {})}
     output_dir = kwargs["logger_kwargs"]["output_dir"]
 
     def thunk_plus():

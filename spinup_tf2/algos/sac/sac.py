@@ -8,14 +8,19 @@ numpy copy of the policy weights, refreshed after each block.
 
 from __future__ import annotations
 
+import json
+import os.path as osp
+import sys
 import time
 from typing import Callable
 
 import numpy as np
 
 from spinup_tf2.algos.sac import core
+from spinup_tf2.utils.checkpoint import load_train_state, rng_state, save_train_state, set_rng_state
 from spinup_tf2.utils.errors import SpinupError
 from spinup_tf2.utils.logx import EpochLogger
+from spinup_tf2.utils.serialization_utils import convert_json
 from spinup_tf2.utils.tf_setup import import_tensorflow
 
 tf = import_tensorflow()
@@ -49,6 +54,24 @@ class ReplayBuffer:
         self.done_buf[self.ptr] = done
         self.ptr = (self.ptr + 1) % self.max_size
         self.size = min(self.size + 1, self.max_size)
+
+    def state_arrays(self) -> dict:
+        """The filled part of the buffer and its pointers, for a checkpoint."""
+        n = self.size
+        return dict(buf_obs=self.obs_buf[:n], buf_obs2=self.obs2_buf[:n],
+                    buf_act=self.act_buf[:n], buf_rew=self.rew_buf[:n],
+                    buf_done=self.done_buf[:n], buf_ptr=np.array(self.ptr),
+                    buf_size=np.array(self.size))
+
+    def load_state_arrays(self, arrays: dict) -> None:
+        """Refill the buffer from :meth:`state_arrays`."""
+        n = int(arrays["buf_size"])
+        if n > self.max_size:
+            raise SpinupError(f"The checkpoint's replay buffer holds {n} transitions, more than "
+                              f"replay_size={self.max_size}.")
+        for name in ("obs", "obs2", "act", "rew", "done"):
+            getattr(self, name + "_buf")[:n] = arrays["buf_" + name]
+        self.ptr, self.size = int(arrays["buf_ptr"]), n
 
     def sample_batch(self, batch_size: int = 32, rng: np.random.Generator | None = None,
                      n_batches: int | None = None) -> dict:
@@ -87,7 +110,8 @@ class Adam:
 
     def __init__(self, var_list: list, learning_rate: float, beta_1: float = 0.9,
                  beta_2: float = 0.999, epsilon: float = 1e-8):
-        self.var_list = [getattr(v, "value", v) for v in var_list]  # Keras 3 wraps tf.Variable
+        # Keras 3 variables wrap a tf.Variable; the fused kernels need the latter.
+        self.var_list = [v.value if isinstance(v, keras.Variable) else v for v in var_list]
         self.lr, self.beta_1, self.beta_2, self.epsilon = learning_rate, beta_1, beta_2, epsilon
         self.m = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.var_list]
         self.v = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.var_list]
@@ -117,8 +141,56 @@ def make_optimizers(ac, lr: float):
     return pi_optimizer, q_optimizer
 
 
+class EntropyTuner:
+    """Learns alpha = exp(log_alpha) so that the policy's entropy tracks
+    ``target_entropy`` (SAC v2: Haarnoja et al. 2018, "Soft Actor-Critic
+    Algorithms and Applications"), by Adam on
+    ``loss_alpha = -mean(log_alpha * (logp_pi + target_entropy))``."""
+
+    def __init__(self, initial_alpha: float, target_entropy: float, lr: float):
+        self.target_entropy = float(target_entropy)
+        self.log_alpha = tf.Variable(np.log(initial_alpha), dtype=tf.float32, trainable=False)
+        self.optimizer = Adam([self.log_alpha], lr)
+
+    @property
+    def variables(self) -> list:
+        """log_alpha and its optimizer's state."""
+        return [self.log_alpha] + self.optimizer.variables
+
+
+def parse_alpha(alpha, target_entropy, act_dim: int):
+    """``(alpha, tuner_args)`` from sac()'s ``alpha`` and ``target_entropy``.
+
+    A number >= 0 is a fixed alpha (tuner_args None); ``'auto'`` learns alpha
+    from 1.0, ``'auto_<x>'`` from x; the target entropy defaults to -act_dim.
+    """
+    if isinstance(alpha, str):
+        head, _, start = alpha.partition("_")
+        try:
+            initial = float(start) if start else 1.0
+        except ValueError:
+            initial = -1.0
+        if head != "auto" or not (initial > 0 and np.isfinite(initial)):
+            raise SpinupError(
+                f"sac() got alpha={alpha!r}: alpha is a number >= 0 (fixed), 'auto' (learned, "
+                f"starting from 1.0) or 'auto_<x>' with x > 0 (learned, starting from x), "
+                f"e.g. 'auto_0.1'.")
+        if target_entropy is None:
+            target_entropy = -float(act_dim)
+        elif not (isinstance(target_entropy, (int, float)) and np.isfinite(target_entropy)):
+            raise SpinupError(f"sac() got target_entropy={target_entropy!r}; it must be a "
+                              f"number (the default is -act_dim = {-act_dim}).")
+        return initial, (initial, float(target_entropy))
+    if target_entropy is not None:
+        raise SpinupError(
+            f"sac() got target_entropy={target_entropy!r} with a fixed alpha={alpha!r}: a "
+            f"target entropy only matters when alpha is learned. Use alpha='auto' (or "
+            f"'auto_<initial alpha>'), or drop target_entropy.")
+    return alpha, None
+
+
 def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: float,
-                polyak: float) -> Callable:
+                polyak: float, tuner: EntropyTuner | None = None) -> Callable:
     """Return ``update(obs, act, rew, obs2, done, noise)``: one SAC gradient step.
 
     ``noise`` (shape ``[2 * batch, act_dim]``) is the standard normal draw for
@@ -126,7 +198,9 @@ def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: flo
     passing it in makes every update a pure function of its inputs. As in
     Spinning Up's TF1 SAC, all losses come from one forward pass, then the
     policy step, the Q step, and the polyak averaging of all target variables.
-    The returned dict holds the diagnostics of :data:`LOGGED_KEYS`.
+    With a ``tuner``, alpha is ``exp(log_alpha)`` and log_alpha takes an Adam
+    step too. The returned dict holds the diagnostics named in
+    ``update.logged_keys``.
     """
     pi_vars = ac.pi.trainable_variables
     q_vars = ac.q1.trainable_variables + ac.q2.trainable_variables
@@ -135,6 +209,7 @@ def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: flo
 
     def update(o, a, r, o2, d, noise):
         batch = tf.shape(o)[0]
+        alpha_t = tf.exp(tuner.log_alpha) if tuner is not None else alpha
         with tf.GradientTape(persistent=True) as tape:
             # Independent products (pi at s and at s', q1 and q2) run side by side.
             pi, logp_pi = ac.pi(o, noise=noise[:batch])
@@ -149,10 +224,10 @@ def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: flo
 
             # Entropy-regularized Bellman backup, with the clipped double-Q trick.
             min_q_targ = tf.minimum(q1_targ, q2_targ)
-            backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_targ - alpha * logp_pi_next))
+            backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_targ - alpha_t * logp_pi_next))
 
             # Soft actor-critic losses (Q losses with TF1 SAC's factor 1/2).
-            loss_pi = tf.reduce_mean(alpha * logp_pi - tf.minimum(q1_pi, q2_pi))
+            loss_pi = tf.reduce_mean(alpha_t * logp_pi - tf.minimum(q1_pi, q2_pi))
             loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
             loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
             loss_q = loss_q1 + loss_q2
@@ -165,9 +240,17 @@ def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: flo
         for v_main, v_targ in var_pairs:
             tf.raw_ops.ResourceApplyGradientDescent(var=v_targ.handle, alpha=1.0 - polyak,
                                                     delta=v_targ - v_main)
-        return dict(LossPi=loss_pi, LossQ1=loss_q1, LossQ2=loss_q2, Q1Vals=q1, Q2Vals=q2,
+        info = dict(LossPi=loss_pi, LossQ1=loss_q1, LossQ2=loss_q2, Q1Vals=q1, Q2Vals=q2,
                     LogPi=logp_pi)
+        if tuner is not None:
+            entropy_gap = tf.stop_gradient(logp_pi) + tuner.target_entropy
+            loss_alpha = -tf.reduce_mean(tuner.log_alpha * entropy_gap)
+            # d loss_alpha / d log_alpha = -mean(logp_pi + target_entropy)
+            tuner.optimizer.apply([-tf.reduce_mean(entropy_gap)])
+            info.update(Alpha=alpha_t, LossAlpha=loss_alpha)
+        return info
 
+    update.logged_keys = LOGGED_KEYS + (("Alpha", "LossAlpha") if tuner is not None else ())
     return update
 
 
@@ -177,21 +260,23 @@ def make_update_block(update: Callable, jit_compile: bool = False) -> Callable:
     runs the n updates in order inside one call and returns the diagnostics
     stacked the same way."""
 
+    keys = getattr(update, "logged_keys", LOGGED_KEYS)
+
     @tf.function(jit_compile=jit_compile, reduce_retracing=True)
     def update_block(o, a, r, o2, d, noise):
         n = tf.shape(o)[0]
-        out = {k: tf.TensorArray(tf.float32, size=n) for k in LOGGED_KEYS}
+        out = {k: tf.TensorArray(tf.float32, size=n) for k in keys}
         for j in tf.range(n):
             info = update(o[j], a[j], r[j], o2[j], d[j], noise[j])
-            out = {k: out[k].write(j, info[k]) for k in LOGGED_KEYS}
-        return {k: out[k].stack() for k in LOGGED_KEYS}
+            out = {k: out[k].write(j, info[k]) for k in keys}
+        return {k: out[k].stack() for k in keys}
 
     return update_block
 
 
 def check_sac_args(steps_per_epoch, epochs, replay_size, gamma, polyak, lr, alpha, batch_size,
                    start_steps, update_after, update_every, num_test_episodes, max_ep_len,
-                   save_freq) -> None:
+                   save_freq, target_entropy=None) -> None:
     """Raise :class:`SpinupError` naming the first argument ``sac()`` cannot use."""
 
     def need(ok, msg):
@@ -216,8 +301,13 @@ def check_sac_args(steps_per_epoch, epochs, replay_size, gamma, polyak, lr, alph
         need(is_num(val) and 0.0 <= val <= 1.0,
              f"sac() got {name}={val!r}, but {name} must be a number in [0, 1].")
     need(is_num(lr) and lr > 0, f"sac() got lr={lr!r}, but the learning rate must be a number > 0.")
-    need(is_num(alpha) and alpha >= 0,
-         f"sac() got alpha={alpha!r}, but alpha (the entropy coefficient) must be a number >= 0.")
+    if isinstance(alpha, str):
+        parse_alpha(alpha, target_entropy, act_dim=1)  # checks the form only
+    else:
+        need(is_num(alpha) and alpha >= 0,
+             f"sac() got alpha={alpha!r}, but alpha (the entropy coefficient) must be a number "
+             f">= 0, 'auto' or 'auto_<initial alpha>'.")
+        parse_alpha(alpha, target_entropy, act_dim=1)
     first_update = -(-update_after // update_every) * update_every  # first t >= update_after
     need(first_update < steps_per_epoch,
          f"sac() got steps_per_epoch={steps_per_epoch} with update_after={update_after} and "
@@ -255,7 +345,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99,
         polyak=0.995, lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000,
         update_after=1000, update_every=50, num_test_episodes=10, max_ep_len=1000,
-        logger_kwargs=dict(), save_freq=1):
+        logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False):
     """
     Soft Actor-Critic (SAC)
 
@@ -313,10 +403,16 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             where :math:`\\rho` is polyak. (Always between 0 and 1, usually
             close to 1.)
 
-        lr (float): Learning rate (used for both policy and value learning).
+        lr (float): Learning rate (used for both policy and value learning,
+            and for alpha when it is learned).
 
-        alpha (float): Entropy regularization coefficient. (Equivalent to
-            inverse of reward scale in the original SAC paper.)
+        alpha (float or str): Entropy regularization coefficient. (Equivalent
+            to inverse of reward scale in the original SAC paper.) A number
+            keeps it fixed. ``'auto'`` learns it (automatic entropy tuning,
+            starting from 1.0) so that the policy's entropy tracks
+            ``target_entropy``; ``'auto_0.1'`` starts from 0.1. When learned,
+            progress.txt gets the columns ``Alpha`` and ``LossAlpha`` after
+            ``Time``.
 
         batch_size (int): Minibatch size for SGD.
 
@@ -340,34 +436,50 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             Reaching it ends the episode but is not stored as a terminal
             state (nor is the environment's own time limit).
 
-        logger_kwargs (dict): Keyword args for EpochLogger.
+        logger_kwargs (dict): Keyword args for EpochLogger: ``output_dir``,
+            ``exp_name``, and ``tensorboard=True`` to also write TensorBoard
+            scalars to ``output_dir/tb/``.
 
         save_freq (int): How often (in terms of gap between epochs) to save
-            the current policy and value function. The last epoch is always
-            saved.
+            the current policy and value function (``tf2_save/``, ``vars.pkl``)
+            and the training checkpoint (``train_state/``: networks, targets,
+            optimizer states, alpha, replay buffer, random-generator states,
+            the episode in progress). The last epoch is always saved.
+
+        target_entropy (float): The entropy alpha is tuned towards when
+            ``alpha`` is ``'auto...'`` (default ``-act_dim``).
+
+        resume (bool): Continue the run in ``logger_kwargs['output_dir']``
+            from its last training checkpoint, appending to its progress.txt.
+            The result is the same as if the run had never stopped. The other
+            arguments must match the run's config.json, except ``epochs``
+            (which may grow) and ``save_freq``.
 
     """
     config = dict(locals())
     check_sac_args(steps_per_epoch, epochs, replay_size, gamma, polyak, lr, alpha, batch_size,
                    start_steps, update_after, update_every, num_test_episodes, max_ep_len,
-                   save_freq)
+                   save_freq, target_entropy)
     if not callable(env_fn):
         raise SpinupError(f"sac() needs env_fn to be a function that makes the environment, "
                           f"e.g. lambda: gymnasium.make('Pendulum-v1'); got {env_fn!r}.")
     env, test_env = env_fn(), env_fn()
     check_spaces(env.observation_space, env.action_space)
-
-    logger = EpochLogger(**logger_kwargs)
-    config["logger"] = logger
+    obs_dim = env.observation_space.shape[0]
+    act_dim = env.action_space.shape[0]
+    alpha, tuner_args = parse_alpha(alpha, target_entropy, act_dim)
     # The env's registered name, so test_policy can rebuild it without vars.pkl.
     config["env_name"] = env.spec.id if env.spec is not None else None
+    checkpoint = load_checkpoint_for_resume(config, logger_kwargs) if resume else None
+
+    logger = EpochLogger(**logger_kwargs,
+                         append_after=checkpoint[1]["epoch"] if checkpoint else None)
+    config["logger"] = logger
     logger.save_config(config)
 
     keras.utils.set_random_seed(seed)  # Python, numpy and TensorFlow: the initial weights
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
     env.action_space.seed(seed)
-    obs_dim = env.observation_space.shape[0]
-    act_dim = env.action_space.shape[0]
 
     # Create actor-critic module and target networks
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
@@ -380,17 +492,29 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                % (var_counts + (sum(var_counts),)))
 
     pi_optimizer, q_optimizer = make_optimizers(ac, lr)
+    tuner = EntropyTuner(*tuner_args, lr) if tuner_args else None
     update_block = make_update_block(
-        make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma, alpha, polyak))
+        make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma, alpha, polyak, tuner))
 
     logger.setup_tf2_saver(core.ActorCriticExport(ac, obs_dim, act_dim))
     get_action = make_get_action(ac, rng, act_dim)
 
-    test_env_seed = [seed + 10_000]  # seeds the test env's first reset only
+    # Everything a checkpoint holds, in a fixed order.
+    state_vars = (ac.trainable_variables + ac_targ.trainable_variables + pi_optimizer.variables
+                  + q_optimizer.variables + (tuner.variables if tuner else []))
+    loop = dict(t=0, epoch=0, saved_epoch=0, ep_ret=0.0, ep_len=0, elapsed=0.0,
+                test_seed=seed + 10_000,
+                episode_reset=dict(seed=seed), episode_actions=[])
+
+    def reset_env():
+        # Remember how this episode began, so a resumed run can replay it exactly.
+        loop["episode_reset"] = dict(rng=rng_state(env.unwrapped.np_random))
+        loop["episode_actions"] = []
+        return env.reset()[0]
 
     def test_agent():
         for j in range(num_test_episodes):
-            o, _ = test_env.reset(seed=test_env_seed.pop() if test_env_seed else None)
+            o, _ = test_env.reset(seed=loop.pop("test_seed", None))
             ep_ret, ep_len, done = 0.0, 0, False
             while not done and ep_len < max_ep_len:
                 # Take deterministic actions at test time
@@ -400,15 +524,30 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                 done = terminated or truncated
             logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
 
+    def save_checkpoint():
+        arrays = {f"var{i}": v.numpy() for i, v in enumerate(state_vars)}
+        arrays.update(replay_buffer.state_arrays())
+        state = dict(loop, rng=rng_state(rng), action_space_rng=rng_state(
+            env.action_space.np_random), test_env_rng=rng_state(test_env.unwrapped.np_random),
+            episode_actions=np.array(loop["episode_actions"], dtype=np.float32).reshape(
+                -1, act_dim))
+        save_train_state(logger.output_dir, arrays, state)
+
     # Prepare for interaction with environment
     total_steps = steps_per_epoch * epochs
-    start_time = time.time()
-    o, _ = env.reset(seed=seed)
-    ep_ret, ep_len = 0.0, 0
-    last_saved_epoch = 0
+    o = env.reset(seed=seed)[0]
+    if checkpoint is not None:
+        arrays, state = checkpoint
+        for i, v in enumerate(state_vars):
+            v.assign(arrays[f"var{i}"])
+        replay_buffer.load_state_arrays(arrays)
+        o = restore_loop(loop, state, env, test_env, rng, act_dim)
+        get_action.refresh()
+    start_time = time.time() - loop["elapsed"]
+    progress = EpochProgress(steps_per_epoch, epochs, enabled=sys.stdout.isatty())
 
     # Main loop: collect experience in env and update/log each epoch
-    for t in range(total_steps):
+    for t in range(loop["t"], total_steps):
 
         # Until start_steps have elapsed, randomly sample actions
         # from a uniform distribution for better exploration. Afterwards,
@@ -417,8 +556,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
         # Step the env
         o2, r, terminated, truncated, _ = env.step(a)
-        ep_ret += r
-        ep_len += 1
+        loop["episode_actions"].append(a)
+        loop["ep_ret"] += r
+        loop["ep_len"] += 1
 
         # Store experience to replay buffer. Only a true termination is stored
         # as done: the env's time limit and max_ep_len end the episode but
@@ -430,10 +570,10 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         o = o2
 
         # End of trajectory handling
-        if terminated or truncated or ep_len == max_ep_len:
-            logger.store(EpRet=ep_ret, EpLen=ep_len)
-            o, _ = env.reset()
-            ep_ret, ep_len = 0.0, 0
+        if terminated or truncated or loop["ep_len"] == max_ep_len:
+            logger.store(EpRet=loop["ep_ret"], EpLen=loop["ep_len"])
+            o = reset_env()
+            loop["ep_ret"], loop["ep_len"] = 0.0, 0
 
         # Update handling: a block of update_every updates in one compiled call
         if t >= update_after and t % update_every == 0:
@@ -441,18 +581,22 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             noise = rng.standard_normal((update_every, 2 * batch_size, act_dim), dtype=np.float32)
             info = {k: np.asarray(v) for k, v in
                     update_block(*(batch[k] for k in BATCH_KEYS), noise).items()}
-            check_finite(info, t, steps_per_epoch, last_saved_epoch, logger)
+            check_finite(info, t, steps_per_epoch, loop["saved_epoch"], logger)
             logger.store(**info)
             get_action.refresh()
+
+        if progress.enabled and (t + 1) % update_every == 0:
+            progress.update(t + 1)
 
         # End of epoch handling
         if (t + 1) % steps_per_epoch == 0:
             epoch = (t + 1) // steps_per_epoch
+            saving = (epoch % save_freq == 0) or (epoch == epochs)
 
             # Save model
-            if (epoch % save_freq == 0) or (epoch == epochs):
+            if saving:
                 logger.save_state({"env": env}, None)
-                last_saved_epoch = epoch
+                loop["saved_epoch"] = epoch
 
             # Test the performance of the deterministic version of the agent.
             test_agent()
@@ -471,8 +615,118 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             logger.log_tabular("LossQ1", average_only=True)
             logger.log_tabular("LossQ2", average_only=True)
             logger.log_tabular("Time", time.time() - start_time)
+            if tuner is not None:
+                logger.log_tabular("Alpha", average_only=True)
+                logger.log_tabular("LossAlpha", average_only=True)
+            progress.close()
             logger.dump_tabular()
+
+            # The training checkpoint comes after the row, so that resuming
+            # from it never repeats or skips a row.
+            loop.update(t=t + 1, epoch=epoch, elapsed=time.time() - start_time)
+            if saving and logger.output_dir is not None:
+                save_checkpoint()
+    progress.close()
     return ac
+
+
+def load_checkpoint_for_resume(config: dict, logger_kwargs: dict):
+    """The checkpoint to resume from, after checking that the run's config.json
+    agrees with this call's arguments."""
+    out = logger_kwargs.get("output_dir")
+    if not out or not osp.isdir(out):
+        raise SpinupError(f"resume=True needs logger_kwargs['output_dir'] to be the directory of "
+                          f"an earlier run; got {out!r}, which does not exist.")
+    checkpoint = load_train_state(out)
+    if checkpoint is None:
+        raise SpinupError(f"resume=True, but {out} holds no training checkpoint (train_state/): "
+                          f"the run stopped before its first checkpoint, or was made without "
+                          f"checkpoints. Start it again without resume.")
+    try:
+        with open(osp.join(out, "config.json")) as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        old = {}
+    new = json.loads(json.dumps(convert_json(config)))  # as config.json would hold it
+    free = {"epochs", "save_freq", "resume", "logger", "logger_kwargs", "env_fn", "exp_name"}
+    differ = sorted(k for k in set(old) | set(new) if k not in free
+                    and old.get(k, "<missing>") != new.get(k, "<missing>")
+                    and not (k in ("target_entropy",) and old.get(k) is None))
+    if differ:
+        details = "; ".join(f"{k}: {old.get(k, '<missing>')!r} there, {new.get(k, '<missing>')!r}"
+                            f" now" for k in differ)
+        raise SpinupError(f"resume=True, but these arguments differ from the run in {out}: "
+                          f"{details}. Resume with the run's own arguments (only epochs and "
+                          f"save_freq may change), or start a new run in another directory.")
+    if checkpoint[1]["t"] > config["steps_per_epoch"] * config["epochs"]:
+        raise SpinupError(f"resume=True with epochs={config['epochs']}, but the run in {out} is "
+                          f"already at epoch {checkpoint[1]['epoch']}. Give more epochs.")
+    return checkpoint
+
+
+def restore_loop(loop: dict, state: dict, env, test_env, rng, act_dim: int):
+    """Put the loop, the random generators and both environments back as they
+    were at the checkpoint; return the current observation.
+
+    The training env is brought back by replaying its episode in progress:
+    the same reset (seed or generator state) and the same actions, which
+    rebuilds the simulator's state exactly for a deterministic env.
+    """
+    loop.update({k: state[k] for k in ("t", "epoch", "saved_epoch", "ep_ret", "ep_len",
+                                       "elapsed")})
+    if "test_seed" in state:
+        loop["test_seed"] = state["test_seed"]
+    else:
+        loop.pop("test_seed", None)
+    set_rng_state(rng, state["rng"])
+    set_rng_state(env.action_space.np_random, state["action_space_rng"])
+    set_rng_state(test_env.unwrapped.np_random, state["test_env_rng"])
+
+    reset = state["episode_reset"]
+    if "seed" in reset:
+        o = env.reset(seed=reset["seed"])[0]
+    else:
+        set_rng_state(env.unwrapped.np_random, reset["rng"])
+        o = env.reset()[0]
+    actions = state["episode_actions"].reshape(-1, act_dim)
+    for a in actions:
+        o = env.step(a)[0]
+    loop["episode_reset"] = reset
+    loop["episode_actions"] = list(actions)
+    return o
+
+
+class EpochProgress:
+    """A progress bar per epoch on stderr (tqdm) with env steps/s and the time
+    left for the whole run; nothing at all when disabled (output redirected)."""
+
+    def __init__(self, steps_per_epoch: int, epochs: int, enabled: bool):
+        self.steps_per_epoch, self.epochs, self.enabled = steps_per_epoch, epochs, enabled
+        self.bar = None
+
+    def update(self, t: int) -> None:
+        """Show progress at env step ``t`` (counted from the run's start)."""
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        epoch = t // self.steps_per_epoch + 1
+        if self.bar is None:
+            self.bar = tqdm(total=self.steps_per_epoch, desc=f"Epoch {epoch}/{self.epochs}",
+                            unit="step", leave=False, file=sys.stderr, dynamic_ncols=True)
+        done = t - (epoch - 1) * self.steps_per_epoch
+        self.bar.update(done - self.bar.n)
+        rate = self.bar.format_dict.get("rate") or 0.0
+        if rate > 0:
+            left = (self.steps_per_epoch * self.epochs - t) / rate
+            self.bar.set_postfix_str(f"run ETA {time.strftime('%H:%M:%S', time.gmtime(left))}",
+                                     refresh=False)
+
+    def close(self) -> None:
+        """End the current epoch's bar."""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def make_get_action(ac, rng: np.random.Generator, act_dim: int) -> Callable:

@@ -1,0 +1,228 @@
+"""Beyond Spinning Up: automatic entropy tuning, exact resume, TensorBoard, progress bar."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from spinup_tf2 import sac
+from spinup_tf2.algos.sac import core
+from spinup_tf2.algos.sac import sac as sac_mod
+from spinup_tf2.utils.errors import SpinupError
+
+TINY = dict(steps_per_epoch=400, start_steps=200, update_after=100, update_every=50,
+            batch_size=32, num_test_episodes=2, ac_kwargs=dict(hidden_sizes=(32, 32)))
+
+
+def rows(path):
+    lines = open(os.path.join(path, "progress.txt")).read().splitlines()
+    header = lines[0].split("\t")
+    out = []
+    for line in lines[1:]:
+        row = dict(zip(header, line.split("\t")))
+        row.pop("Time")
+        out.append(row)
+    return header, out
+
+
+# ----------------------------------------------------------------- entropy tuning
+
+
+def _alpha_after_updates(target_entropy, n=20):
+    env = gym.make("Pendulum-v1")
+    import keras
+    keras.utils.set_random_seed(0)
+    ac, ac_targ = sac_mod.build_actor_critics(core.MLPActorCritic, env.observation_space,
+                                              env.action_space, dict(hidden_sizes=(16,)))
+    pi_opt, q_opt = sac_mod.make_optimizers(ac, 1e-2)
+    tuner = sac_mod.EntropyTuner(1.0, target_entropy, 1e-2)
+    update = sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, 0.99, 1.0, 0.995, tuner)
+    assert update.logged_keys[-2:] == ("Alpha", "LossAlpha")
+    block = sac_mod.make_update_block(update)
+    rng = np.random.default_rng(0)
+    f = np.float32
+    data = (rng.normal(size=(n, 16, 3)).astype(f), rng.uniform(-2, 2, (n, 16, 1)).astype(f),
+            rng.normal(size=(n, 16)).astype(f), rng.normal(size=(n, 16, 3)).astype(f),
+            np.zeros((n, 16), f), rng.normal(size=(n, 32, 1)).astype(f))
+    info = block(*data)
+    alphas = info["Alpha"].numpy()
+    assert alphas[0] == pytest.approx(1.0)  # the first update uses the initial alpha
+    return float(np.exp(tuner.log_alpha.numpy())), alphas
+
+
+def test_alpha_rises_when_entropy_is_below_target_and_falls_when_above():
+    # A 1-D squashed Gaussian's entropy is far below +5 and far above -20.
+    up, ups = _alpha_after_updates(target_entropy=5.0)
+    down, downs = _alpha_after_updates(target_entropy=-20.0)
+    assert up > 1.0 > down
+    assert np.all(np.diff(ups) > 0) and np.all(np.diff(downs) < 0)
+
+
+def test_auto_alpha_logs_columns_after_time(tmp_path):
+    out = str(tmp_path / "auto")
+    sac(lambda: gym.make("Pendulum-v1"), epochs=2, alpha="auto_0.5", **TINY,
+        logger_kwargs=dict(output_dir=out))
+    header, rs = rows(out)
+    assert header[-3:] == ["Time", "Alpha", "LossAlpha"]
+    assert len(header) == 30
+    assert 0 < float(rs[0]["Alpha"]) < 0.5 * 1.2 and float(rs[0]["Alpha"]) != 0.5
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    assert cfg["alpha"] == "auto_0.5" and cfg["target_entropy"] is None
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    (dict(alpha="automatic"), ["alpha='automatic'", "'auto_<x>'"]),
+    (dict(alpha="auto_-1"), ["alpha='auto_-1'"]),
+    (dict(alpha="auto_x"), ["alpha='auto_x'"]),
+    (dict(alpha=0.2, target_entropy=-1.0), ["target_entropy=-1.0", "fixed alpha=0.2"]),
+])
+def test_bad_alpha_arguments(kwargs, words, tmp_path):
+    with pytest.raises(SpinupError) as err:
+        sac(lambda: gym.make("Pendulum-v1"), **kwargs,
+            logger_kwargs=dict(output_dir=str(tmp_path / "x")))
+    for w in words:
+        assert w in str(err.value)
+    assert not (tmp_path / "x").exists()
+
+
+# ------------------------------------------------------------------------- resume
+
+
+def test_resume_after_finishing_two_epochs_equals_four_straight(tmp_path):
+    straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
+    sac(lambda: gym.make("Pendulum-v1"), epochs=4, **TINY,
+        logger_kwargs=dict(output_dir=straight))
+    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **TINY,
+        logger_kwargs=dict(output_dir=resumed))
+    sac(lambda: gym.make("Pendulum-v1"), epochs=4, resume=True, **TINY,
+        logger_kwargs=dict(output_dir=resumed))
+    h1, r1 = rows(straight)
+    h2, r2 = rows(resumed)
+    assert h1 == h2 and len(r1) == len(r2) == 4
+    assert r1 == r2
+
+
+KILL_SCRIPT = """
+import sys, gymnasium as gym
+from spinup_tf2 import sac
+sac(lambda: gym.make("Pendulum-v1"), epochs=4, alpha="auto", steps_per_epoch=400,
+    start_steps=200, update_after=100, update_every=50, batch_size=32, num_test_episodes=2,
+    ac_kwargs=dict(hidden_sizes=(32, 32)), logger_kwargs=dict(output_dir=sys.argv[1]),
+    resume=len(sys.argv) > 2)
+"""
+
+
+def test_kill_minus_9_then_resume_equals_straight_run(tmp_path):
+    straight, killed = str(tmp_path / "straight"), str(tmp_path / "killed")
+    script = tmp_path / "run.py"
+    script.write_text(KILL_SCRIPT)
+    subprocess.run([sys.executable, str(script), straight], check=True, capture_output=True)
+    proc = subprocess.Popen([sys.executable, str(script), killed], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    progress = os.path.join(killed, "progress.txt")
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if os.path.exists(progress) and len(open(progress).read().splitlines()) >= 3:
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # Whatever the moment of the kill: progress.txt parses, a checkpoint loads.
+    _, partial = rows(killed)
+    assert 2 <= len(partial) <= 3
+    import tensorflow as tf
+    tf.saved_model.load(os.path.join(killed, "tf2_save"))
+    subprocess.run([sys.executable, str(script), killed, "resume"], check=True,
+                   capture_output=True)
+    h1, r1 = rows(straight)
+    h2, r2 = rows(killed)
+    assert h1 == h2 and h1[-2:] == ["Alpha", "LossAlpha"]
+    assert r1 == r2
+
+
+def test_resume_errors(tmp_path):
+    with pytest.raises(SpinupError, match="does not exist"):
+        sac(lambda: gym.make("Pendulum-v1"), resume=True,
+            logger_kwargs=dict(output_dir=str(tmp_path / "nothing")))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SpinupError, match="no training checkpoint"):
+        sac(lambda: gym.make("Pendulum-v1"), resume=True,
+            logger_kwargs=dict(output_dir=str(tmp_path / "empty")))
+    out = str(tmp_path / "run")
+    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY, logger_kwargs=dict(output_dir=out))
+    with pytest.raises(SpinupError) as err:
+        sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, lr=3e-4, gamma=0.9,
+            **TINY, logger_kwargs=dict(output_dir=out))
+    assert "gamma: 0.99 there, 0.9 now" in str(err.value)
+    assert "lr: 0.001 there, 0.0003 now" in str(err.value)
+    _, r = rows(out)
+    assert len(r) == 1  # the refused resume wrote nothing
+
+
+# -------------------------------------------------------------------- TensorBoard
+
+
+def test_tensorboard_scalars_read_back(tmp_path):
+    import tensorflow as tf
+
+    out = str(tmp_path / "tb_run")
+    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **TINY,
+        logger_kwargs=dict(output_dir=out, tensorboard=True))
+    seen = {}
+    for path in tf.io.gfile.glob(os.path.join(out, "tb", "events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                seen.setdefault(value.tag, {})[event.step] = float(
+                    tf.make_ndarray(value.tensor))
+    assert {"EpRet/Average", "EpRet/Std", "EpRet/Max", "TestEpRet/Min", "Q1Vals/Average",
+            "LossPi", "LossQ1", "EpLen", "Epoch", "Time"} <= set(seen)
+    assert sorted(seen["LossPi"]) == [400, 800]
+    _, r = rows(out)
+    assert seen["EpRet/Average"][800] == pytest.approx(float(r[1]["AverageEpRet"]), rel=1e-5)
+
+
+def test_tensorboard_name():
+    from spinup_tf2.utils.logx import tensorboard_name
+    assert tensorboard_name("AverageTestEpRet") == "TestEpRet/Average"
+    assert tensorboard_name("MinQ1Vals") == "Q1Vals/Min"
+    assert tensorboard_name("Std") == "Std" and tensorboard_name("LossPi") == "LossPi"
+
+
+# ------------------------------------------------------------------- progress bar
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path):
+    import pty
+
+    code = ("import gymnasium as gym\nfrom spinup_tf2 import sac\n"
+            "sac(lambda: gym.make('Pendulum-v1'), epochs=1, steps_per_epoch=400, "
+            "start_steps=200, update_after=100, num_test_episodes=1, "
+            "ac_kwargs=dict(hidden_sizes=(8,)), logger_kwargs=dict(output_dir=%r))\n")
+    redirected = subprocess.run([sys.executable, "-c", code % str(tmp_path / "a")],
+                                capture_output=True, text=True, check=True)
+    assert "step/s" not in redirected.stderr and "Epoch 1/1" not in redirected.stderr
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", code % str(tmp_path / "b")], stdout=slave,
+                            stderr=subprocess.PIPE, text=True)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    err = proc.stderr.read()
+    proc.wait()
+    assert proc.returncode == 0
+    assert "Epoch 1/1" in err and "step/s" in err and "run ETA" in err
+    assert b"AverageEpRet" in out
