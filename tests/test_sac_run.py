@@ -37,8 +37,8 @@ def tiny_run(tmp_path_factory):
 
 
 def test_run_writes_spinning_up_files(tiny_run):
-    assert sorted(os.listdir(tiny_run)) == ["config.json", "progress.txt", "tf2_save", "train_state",
-                                            "vars.pkl"]
+    assert sorted(os.listdir(tiny_run)) == ["config.json", "progress.txt", "tf2_save",
+                                            "train_state", "vars.pkl"]
     cfg = json.load(open(os.path.join(tiny_run, "config.json")))
     for key in ("ac_kwargs", "actor_critic", "alpha", "batch_size", "env_fn", "epochs",
                 "exp_name", "gamma", "logger", "logger_kwargs", "lr", "max_ep_len",
