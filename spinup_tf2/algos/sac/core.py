@@ -52,6 +52,68 @@ def tanh_logp_correction(u):
     return tf.reduce_sum(2.0 * (np.log(2.0) - u - tf.nn.softplus(-2.0 * u)), axis=-1)
 
 
+class ObsNormalizer(keras.layers.Layer):
+    """``clip((obs - mean) / sqrt(var + 1e-8), -10, 10)`` with a running mean and
+    variance of the observations seen so far (``normalize_obs=True``).
+
+    The statistics are non-trainable weights, so they travel with the models
+    into checkpoints and the SavedModel. They are accumulated in numpy
+    (:meth:`update`, float64, Chan et al.'s parallel algorithm) and copied
+    into the weights after each call.
+    """
+
+    CLIP = 10.0
+
+    def __init__(self, obs_dim: int, **kwargs):
+        super().__init__(**kwargs)
+        self.obs_dim = int(obs_dim)
+        self.mean = self.add_weight(shape=(obs_dim,), initializer="zeros", trainable=False,
+                                    name="mean")
+        self.var = self.add_weight(shape=(obs_dim,), initializer="ones", trainable=False,
+                                   name="var")
+        self.count = 0.0
+        self.np_mean = np.zeros(obs_dim)
+        self.np_m2 = np.zeros(obs_dim)
+
+    def call(self, obs):
+        return tf.clip_by_value((obs - self.mean) / tf.sqrt(self.var + 1e-8), -self.CLIP,
+                                self.CLIP)
+
+    def update(self, batch: np.ndarray) -> None:
+        """Fold a batch of observations (n, obs_dim) into the statistics."""
+        batch = np.asarray(batch, dtype=np.float64).reshape(-1, self.obs_dim)
+        n = len(batch)
+        if n == 0:
+            return
+        b_mean = batch.mean(axis=0)
+        b_m2 = ((batch - b_mean) ** 2).sum(axis=0)
+        total = self.count + n
+        delta = b_mean - self.np_mean
+        self.np_mean = self.np_mean + delta * n / total
+        self.np_m2 = self.np_m2 + b_m2 + delta ** 2 * self.count * n / total
+        self.count = total
+        self.mean.assign(self.np_mean.astype(np.float32))
+        self.var.assign((self.np_m2 / self.count).astype(np.float32))
+
+    def state(self) -> dict:
+        """The numpy accumulators, for a checkpoint."""
+        return dict(count=self.count, mean=self.np_mean.copy(), m2=self.np_m2.copy())
+
+    def load_state(self, state: dict) -> None:
+        """Restore :meth:`state` (the weights are restored with the other variables)."""
+        self.count, self.np_mean, self.np_m2 = state["count"], state["mean"], state["m2"]
+
+    @property
+    def np_mean_f32(self) -> np.ndarray:
+        """The mean the layer applies, as numpy."""
+        return self.mean.numpy()
+
+    @property
+    def np_scale_f32(self) -> np.ndarray:
+        """The scale the layer divides by, as numpy."""
+        return np.sqrt(self.var.numpy() + 1e-8)
+
+
 class SquashedGaussianMLPActor(keras.Model):
     """pi(a|s): a Gaussian in pre-squash space, squashed by tanh and scaled to the
     action limit.
@@ -63,16 +125,20 @@ class SquashedGaussianMLPActor(keras.Model):
     """
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
-                 activation: Callable, act_limit: float, **kwargs):
+                 activation: Callable, act_limit: float,
+                 obs_normalizer: ObsNormalizer | None = None, **kwargs):
         super().__init__(**kwargs)
         self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
         self.act_limit = float(act_limit)
+        self.obs_normalizer = obs_normalizer
         self.net = mlp([obs_dim] + list(hidden_sizes), activation, activation, name="trunk")
         self.mu_layer = keras.layers.Dense(act_dim, name="mu")
         self.log_std_layer = keras.layers.Dense(act_dim, name="log_std")
         self(tf.zeros((1, obs_dim)))  # build now, so count_vars works at once
 
     def call(self, obs, deterministic=False, with_logprob=True, noise=None):
+        if self.obs_normalizer is not None:
+            obs = self.obs_normalizer(obs)
         net_out = self.net(obs)
         mu = self.mu_layer(net_out)
         log_std = tf.clip_by_value(self.log_std_layer(net_out), LOG_STD_MIN, LOG_STD_MAX)
@@ -94,12 +160,15 @@ class MLPQFunction(keras.Model):
     """Q(s, a): ``concat(obs, act) -> hidden -> 1``, squeezed to shape (batch,)."""
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
-                 activation: Callable, **kwargs):
+                 activation: Callable, obs_normalizer: ObsNormalizer | None = None, **kwargs):
         super().__init__(**kwargs)
+        self.obs_normalizer = obs_normalizer
         self.q = mlp([obs_dim + act_dim] + list(hidden_sizes) + [1], activation, name="q_net")
         self(tf.zeros((1, obs_dim)), tf.zeros((1, act_dim)))
 
     def call(self, obs, act):
+        if self.obs_normalizer is not None:
+            obs = self.obs_normalizer(obs)
         q = self.q(tf.concat([obs, act], axis=-1))
         return tf.squeeze(q, -1)
 
@@ -113,17 +182,22 @@ class MLPActorCritic:
             every dimension.
         hidden_sizes (tuple): Widths of the hidden layers of all three networks.
         activation: Activation after every hidden layer (e.g. ``tf.nn.relu``).
+        obs_normalizer (ObsNormalizer): Shared by pi, q1 and q2, which see
+            normalized observations (``sac(normalize_obs=True)`` passes one).
     """
 
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
-                 activation: Callable = tf.nn.relu):
+                 activation: Callable = tf.nn.relu, obs_normalizer: ObsNormalizer | None = None):
         obs_dim = observation_space.shape[0]
         act_dim = action_space.shape[0]
         act_limit = float(action_space.high[0])
+        self.obs_normalizer = obs_normalizer
         self.pi = SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, activation, act_limit,
-                                           name="pi")
-        self.q1 = MLPQFunction(obs_dim, act_dim, hidden_sizes, activation, name="q1")
-        self.q2 = MLPQFunction(obs_dim, act_dim, hidden_sizes, activation, name="q2")
+                                           obs_normalizer, name="pi")
+        self.q1 = MLPQFunction(obs_dim, act_dim, hidden_sizes, activation, obs_normalizer,
+                               name="q1")
+        self.q2 = MLPQFunction(obs_dim, act_dim, hidden_sizes, activation, obs_normalizer,
+                               name="q2")
 
     @property
     def trainable_variables(self) -> list:
@@ -190,11 +264,16 @@ class NumpyActor:
         self.mu = (self.actor.mu_layer.kernel.numpy(), self.actor.mu_layer.bias.numpy())
         self.log_std = (self.actor.log_std_layer.kernel.numpy(),
                         self.actor.log_std_layer.bias.numpy())
+        normalizer = self.actor.obs_normalizer
+        self.norm = None if normalizer is None else (normalizer.np_mean_f32,
+                                                     normalizer.np_scale_f32)
 
     def __call__(self, obs: np.ndarray, noise: np.ndarray) -> np.ndarray:
         """Action for observation(s) ``obs``: ``act_limit * tanh(mu + std * noise)``.
         Zero noise gives the deterministic action."""
         x = np.asarray(obs, dtype=np.float32)
+        if self.norm is not None:
+            x = np.clip((x - self.norm[0]) / self.norm[1], -ObsNormalizer.CLIP, ObsNormalizer.CLIP)
         for (w, b), act in zip(self.hidden, self.acts):
             x = act(x @ w + b)
         mu = x @ self.mu[0] + self.mu[1]
@@ -213,8 +292,10 @@ class ActorCriticExport(tf.Module):
 
     def __init__(self, ac, obs_dim: int, act_dim: int):
         super().__init__(name="actor_critic")
-        # Keras 3 wraps tf.Variables; track the underlying ones so they are saved.
-        self.variables_to_save = [v.value for v in ac.trainable_variables]
+        # Keras 3 wraps tf.Variables; track the underlying ones so they are saved,
+        # non-trainable ones (observation statistics) included, each once.
+        weights = {id(v): v for m in (ac.pi, ac.q1, ac.q2) for v in m.weights}
+        self.variables_to_save = [v.value for v in weights.values()]
         x = tf.TensorSpec([None, obs_dim], tf.float32, name="x")
         a = tf.TensorSpec([None, act_dim], tf.float32, name="a")
         self.mu = tf.function(lambda x: ac.pi(x, deterministic=True, with_logprob=False)[0],

@@ -15,6 +15,7 @@ import time
 from typing import Callable
 
 import numpy as np
+from gymnasium import spaces
 
 from spinup_tf2.algos.sac import core
 from spinup_tf2.utils.checkpoint import load_train_state, rng_state, save_train_state, set_rng_state
@@ -319,8 +320,6 @@ def check_sac_args(steps_per_epoch, epochs, replay_size, gamma, polyak, lr, alph
 def check_spaces(observation_space, action_space) -> None:
     """Raise :class:`SpinupError` if the spaces are not what SAC handles here:
     1-D Box observations and Box actions with one symmetric bound."""
-    from gymnasium import spaces
-
     if not isinstance(action_space, spaces.Box):
         raise SpinupError(
             f"sac() needs a continuous (gymnasium.spaces.Box) action space, but this environment's "
@@ -345,7 +344,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99,
         polyak=0.995, lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000,
         update_after=1000, update_every=50, num_test_episodes=10, max_ep_len=1000,
-        logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False):
+        logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False,
+        normalize_obs=False):
     """
     Soft Actor-Critic (SAC)
 
@@ -455,6 +455,12 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             arguments must match the run's config.json, except ``epochs``
             (which may grow) and ``save_freq``.
 
+        normalize_obs (bool): Normalize observations with their running mean
+            and variance (updated before each block of updates from the
+            observations collected since the last one), inside the models, so
+            the SavedModel takes raw observations. The actor-critic must
+            accept an ``obs_normalizer`` keyword (the default one does).
+
     """
     config = dict(locals())
     check_sac_args(steps_per_epoch, epochs, replay_size, gamma, polyak, lr, alpha, batch_size,
@@ -464,6 +470,11 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         raise SpinupError(f"sac() needs env_fn to be a function that makes the environment, "
                           f"e.g. lambda: gymnasium.make('Pendulum-v1'); got {env_fn!r}.")
     env, test_env = env_fn(), env_fn()
+    if normalize_obs and not isinstance(env.observation_space, spaces.Box):
+        raise SpinupError(f"normalize_obs=True needs a Box observation space (running mean "
+                          f"and variance per dimension), but this environment's is "
+                          f"{env.observation_space}. Drop normalize_obs or flatten the "
+                          f"observations (gymnasium.wrappers.FlattenObservation).")
     check_spaces(env.observation_space, env.action_space)
     obs_dim = env.observation_space.shape[0]
     act_dim = env.action_space.shape[0]
@@ -481,9 +492,18 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
     env.action_space.seed(seed)
 
-    # Create actor-critic module and target networks
-    ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
-                                      ac_kwargs)
+    # Create actor-critic module and target networks (sharing the observation statistics)
+    normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
+    try:
+        ac, ac_targ = build_actor_critics(
+            actor_critic, env.observation_space, env.action_space,
+            dict(ac_kwargs, obs_normalizer=normalizer) if normalize_obs else ac_kwargs)
+    except TypeError as err:
+        if normalize_obs and "obs_normalizer" in str(err):
+            raise SpinupError(f"normalize_obs=True, but the actor_critic "
+                              f"{getattr(actor_critic, '__name__', actor_critic)} does not "
+                              f"take an obs_normalizer argument ({err}).") from None
+        raise
 
     replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
 
@@ -501,9 +521,10 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
     # Everything a checkpoint holds, in a fixed order.
     state_vars = (ac.trainable_variables + ac_targ.trainable_variables + pi_optimizer.variables
-                  + q_optimizer.variables + (tuner.variables if tuner else []))
+                  + q_optimizer.variables + (tuner.variables if tuner else [])
+                  + (normalizer.weights if normalizer else []))
     loop = dict(t=0, epoch=0, saved_epoch=0, ep_ret=0.0, ep_len=0, elapsed=0.0,
-                test_seed=seed + 10_000,
+                test_seed=seed + 10_000, new_obs=[],
                 episode_reset=dict(seed=seed), episode_actions=[])
 
     def reset_env():
@@ -527,7 +548,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     def save_checkpoint():
         arrays = {f"var{i}": v.numpy() for i, v in enumerate(state_vars)}
         arrays.update(replay_buffer.state_arrays())
-        state = dict(loop, rng=rng_state(rng), action_space_rng=rng_state(
+        state = dict(loop, normalizer=normalizer.state() if normalizer else None,
+                     rng=rng_state(rng), action_space_rng=rng_state(
             env.action_space.np_random), test_env_rng=rng_state(test_env.unwrapped.np_random),
             episode_actions=np.array(loop["episode_actions"], dtype=np.float32).reshape(
                 -1, act_dim))
@@ -542,6 +564,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             v.assign(arrays[f"var{i}"])
         replay_buffer.load_state_arrays(arrays)
         o = restore_loop(loop, state, env, test_env, rng, act_dim)
+        if normalizer is not None:
+            normalizer.load_state(state["normalizer"])
         get_action.refresh()
     start_time = time.time() - loop["elapsed"]
     progress = EpochProgress(steps_per_epoch, epochs, enabled=sys.stdout.isatty())
@@ -564,6 +588,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         # as done: the env's time limit and max_ep_len end the episode but
         # say nothing about the state.
         replay_buffer.store(o, a, r, o2, float(terminated))
+        if normalizer is not None:
+            loop["new_obs"].append(o2)
 
         # Super critical, easy to overlook step: make sure to update
         # most recent observation!
@@ -577,6 +603,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
         # Update handling: a block of update_every updates in one compiled call
         if t >= update_after and t % update_every == 0:
+            if normalizer is not None:
+                normalizer.update(np.array(loop["new_obs"]))
+                loop["new_obs"] = []
             batch = replay_buffer.sample_batch(batch_size, rng, n_batches=update_every)
             noise = rng.standard_normal((update_every, 2 * batch_size, act_dim), dtype=np.float32)
             info = {k: np.asarray(v) for k, v in
@@ -673,7 +702,7 @@ def restore_loop(loop: dict, state: dict, env, test_env, rng, act_dim: int):
     rebuilds the simulator's state exactly for a deterministic env.
     """
     loop.update({k: state[k] for k in ("t", "epoch", "saved_epoch", "ep_ret", "ep_len",
-                                       "elapsed")})
+                                       "elapsed", "new_obs")})
     if "test_seed" in state:
         loop["test_seed"] = state["test_seed"]
     else:
