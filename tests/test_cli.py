@@ -157,7 +157,7 @@ def test_experiment_grid_script_example(tmp_path):
     (["sac", "--env", "Pendulum-v1", "--cpu", "2"], ["num_cpu (--cpu) is 2", "one process"]),
     (["sac", "--env", "Pendulum-v1", "--cpu", "auto"], ["num_cpu (--cpu)"]),
     (["sac", "--env", "Pendulum-v1", "--polyak", "2"], ["polyak=2", "[0, 1]"]),
-    (["sac", "--env", "CartPole-v1", "--epochs", "1"], ["continuous"]),
+    (["sac", "--env", "Blackjack-v1", "--epochs", "1"], ["1-D", "Tuple"]),
 ])
 def test_cli_errors_are_clear(args, words, tmp_path):
     launchable = args[0] == "sac" and len(args) > 1 and args[1].startswith("--")

@@ -145,7 +145,7 @@ def test_good_arguments_pass():
 def test_bad_spaces_rejected_before_any_output(tmp_path):
     out = tmp_path / "run"
     cases = [
-        (lambda: gym.make("CartPole-v1"), "continuous"),
+        (_MultiDiscretePendulum, "Box) or a Discrete action space"),
         (lambda: gym.wrappers.RescaleAction(gym.make("Pendulum-v1"), 0.0, 1.0), "low=[0.0]"),
         (_ImageObsPendulum, "1-D"),
     ]
@@ -172,3 +172,14 @@ class _ImageObsPendulum(gym.ObservationWrapper):
 
     def observation(self, obs):
         return obs.reshape(3, 1)
+
+
+class _MultiDiscretePendulum(gym.ActionWrapper):
+    """Pendulum driven by a MultiDiscrete action: a space SAC does not take."""
+
+    def __init__(self):
+        super().__init__(gym.make("Pendulum-v1"))
+        self.action_space = gym.spaces.MultiDiscrete([3, 3])
+
+    def action(self, act):
+        return np.array([act[0] - 1.0], dtype=np.float32)

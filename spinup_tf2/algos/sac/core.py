@@ -186,6 +186,8 @@ class MLPActorCritic:
             normalized observations (``sac(normalize_obs=True)`` passes one).
     """
 
+    discrete = False
+
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
                  activation: Callable = tf.nn.relu, obs_normalizer: ObsNormalizer | None = None):
         obs_dim = observation_space.shape[0]
@@ -213,6 +215,90 @@ class MLPActorCritic:
                        with_logprob=False)
         a = a.numpy()
         return a[0] if single else a
+
+
+class CategoricalMLPActor(keras.Model):
+    """pi(a|s) over n discrete actions: ``obs -> hidden -> n logits``.
+
+    Calling it returns ``(action, logp)`` like the Gaussian actor (the action
+    an int64 index); ``noise`` is Gumbel noise of shape (batch, n), so that
+    ``argmax(logits + noise)`` is a sample and zero noise the most likely
+    action. :meth:`dist` gives the probabilities and log-probabilities of all
+    actions, which discrete SAC uses instead of samples.
+    """
+
+    def __init__(self, obs_dim: int, n_actions: int, hidden_sizes: Sequence[int],
+                 activation: Callable, obs_normalizer: ObsNormalizer | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.obs_dim, self.n_actions = int(obs_dim), int(n_actions)
+        self.obs_normalizer = obs_normalizer
+        self.net = mlp([obs_dim] + list(hidden_sizes), activation, activation, name="trunk")
+        self.logits_layer = keras.layers.Dense(n_actions, name="logits")
+        self(tf.zeros((1, obs_dim)))
+
+    def dist(self, obs):
+        """``(probs, log_probs)``, each (batch, n)."""
+        if self.obs_normalizer is not None:
+            obs = self.obs_normalizer(obs)
+        logits = self.logits_layer(self.net(obs))
+        return tf.nn.softmax(logits), tf.nn.log_softmax(logits)
+
+    def call(self, obs, deterministic=False, with_logprob=True, noise=None):
+        probs, log_probs = self.dist(obs)
+        if deterministic:
+            noise = tf.zeros_like(log_probs)
+        elif noise is None:
+            u = tf.random.uniform(tf.shape(log_probs), 1e-20, 1.0)
+            noise = -tf.math.log(-tf.math.log(u))
+        action = tf.argmax(log_probs + noise, axis=-1)
+        logp = tf.gather(log_probs, action, batch_dims=1) if with_logprob else None
+        return action, logp
+
+
+class DiscreteMLPQFunction(keras.Model):
+    """Q(s, .) for n discrete actions: ``obs -> hidden -> n``. ``q(obs)`` gives
+    all n values, ``q(obs, act)`` the value of each row's action index."""
+
+    def __init__(self, obs_dim: int, n_actions: int, hidden_sizes: Sequence[int],
+                 activation: Callable, obs_normalizer: ObsNormalizer | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.obs_normalizer = obs_normalizer
+        self.q = mlp([obs_dim] + list(hidden_sizes) + [n_actions], activation, name="q_net")
+        self(tf.zeros((1, obs_dim)))
+
+    def call(self, obs, act=None):
+        if self.obs_normalizer is not None:
+            obs = self.obs_normalizer(obs)
+        q = self.q(obs)
+        if act is None:
+            return q
+        act = tf.cast(tf.reshape(act, [-1]), tf.int32)
+        return tf.gather(q, act, batch_dims=1)
+
+
+class DiscreteMLPActorCritic:
+    """The actor-critic for a ``gymnasium.spaces.Discrete`` action space:
+    ``.pi`` (categorical), ``.q1``, ``.q2`` (one output per action). Same
+    arguments as :class:`MLPActorCritic`."""
+
+    discrete = True
+
+    def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
+                 activation: Callable = tf.nn.relu, obs_normalizer: ObsNormalizer | None = None):
+        obs_dim, n = observation_space.shape[0], int(action_space.n)
+        self.obs_normalizer = obs_normalizer
+        self.pi = CategoricalMLPActor(obs_dim, n, hidden_sizes, activation, obs_normalizer,
+                                      name="pi")
+        self.q1 = DiscreteMLPQFunction(obs_dim, n, hidden_sizes, activation, obs_normalizer,
+                                       name="q1")
+        self.q2 = DiscreteMLPQFunction(obs_dim, n, hidden_sizes, activation, obs_normalizer,
+                                       name="q2")
+
+    trainable_variables = MLPActorCritic.trainable_variables
+
+    def act(self, obs, deterministic: bool = False) -> np.ndarray:
+        """Action index (or indices) for a numpy observation (or batch)."""
+        return MLPActorCritic.act(self, obs, deterministic)
 
 
 _NUMPY_ACTIVATIONS = {
@@ -246,12 +332,16 @@ class NumpyActor:
         self.actor = actor
         self.layers = [layer for layer in actor.net.layers]
         self.acts = [_numpy_activation(layer.activation) for layer in self.layers]
-        self.act_limit = actor.act_limit
+        self.act_limit = getattr(actor, "act_limit", None)
         self.refresh()
 
     @classmethod
     def maybe(cls, actor) -> "NumpyActor | None":
         """A NumpyActor for ``actor`` when it can mirror it exactly, else None."""
+        if isinstance(actor, CategoricalMLPActor):
+            if any(_numpy_activation(layer.activation) is None for layer in actor.net.layers):
+                return None
+            return NumpyCategoricalActor(actor)
         if not isinstance(actor, SquashedGaussianMLPActor):
             return None
         if any(_numpy_activation(layer.activation) is None for layer in actor.net.layers):
@@ -281,6 +371,29 @@ class NumpyActor:
         return self.act_limit * np.tanh(mu + np.exp(log_std) * noise)
 
 
+class NumpyCategoricalActor(NumpyActor):
+    """:class:`NumpyActor` for a :class:`CategoricalMLPActor`: ``argmax(logits +
+    noise)`` with Gumbel noise samples an action; zero noise gives the most
+    likely one."""
+
+    def refresh(self) -> None:
+        """Copy the actor's current weights."""
+        self.hidden = [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.layers]
+        self.logits = (self.actor.logits_layer.kernel.numpy(),
+                       self.actor.logits_layer.bias.numpy())
+        normalizer = self.actor.obs_normalizer
+        self.norm = None if normalizer is None else (normalizer.np_mean_f32,
+                                                     normalizer.np_scale_f32)
+
+    def __call__(self, obs: np.ndarray, noise: np.ndarray):
+        x = np.asarray(obs, dtype=np.float32)
+        if self.norm is not None:
+            x = np.clip((x - self.norm[0]) / self.norm[1], -ObsNormalizer.CLIP, ObsNormalizer.CLIP)
+        for (w, b), act in zip(self.hidden, self.acts):
+            x = act(x @ w + b)
+        return np.argmax(x @ self.logits[0] + self.logits[1] + noise, axis=-1)
+
+
 class ActorCriticExport(tf.Module):
     """What ``tf2_save/`` holds: the actor-critic's variables and four
     signatures that need nothing from spinup_tf2 to run.
@@ -291,13 +404,17 @@ class ActorCriticExport(tf.Module):
     """
 
     def __init__(self, ac, obs_dim: int, act_dim: int):
+        """``act_dim``: the action dimension, or for a discrete actor-critic
+        (``ac.discrete``) the number of actions; then actions are int64
+        indices and ``a`` is a batch of them."""
         super().__init__(name="actor_critic")
         # Keras 3 wraps tf.Variables; track the underlying ones so they are saved,
         # non-trainable ones (observation statistics) included, each once.
         weights = {id(v): v for m in (ac.pi, ac.q1, ac.q2) for v in m.weights}
         self.variables_to_save = [v.value for v in weights.values()]
         x = tf.TensorSpec([None, obs_dim], tf.float32, name="x")
-        a = tf.TensorSpec([None, act_dim], tf.float32, name="a")
+        a = (tf.TensorSpec([None], tf.int64, name="a") if getattr(ac, "discrete", False)
+             else tf.TensorSpec([None, act_dim], tf.float32, name="a"))
         self.mu = tf.function(lambda x: ac.pi(x, deterministic=True, with_logprob=False)[0],
                               input_signature=[x])
         self.pi = tf.function(lambda x: ac.pi(x, with_logprob=False)[0], input_signature=[x])

@@ -28,6 +28,9 @@ tf = import_tensorflow()
 import keras  # noqa: E402
 
 BATCH_KEYS = ("obs", "act", "rew", "obs2", "done")
+# With n discrete actions and alpha='auto', the target entropy is this fraction of log(n)
+# (the entropy of the uniform policy).
+DISCRETE_ENTROPY_FRACTION = 0.5
 LOGGED_KEYS = ("LossPi", "LossQ1", "LossQ2", "Q1Vals", "Q2Vals", "LogPi")
 
 
@@ -159,11 +162,12 @@ class EntropyTuner:
         return [self.log_alpha] + self.optimizer.variables
 
 
-def parse_alpha(alpha, target_entropy, act_dim: int):
+def parse_alpha(alpha, target_entropy, default_target: float):
     """``(alpha, tuner_args)`` from sac()'s ``alpha`` and ``target_entropy``.
 
     A number >= 0 is a fixed alpha (tuner_args None); ``'auto'`` learns alpha
-    from 1.0, ``'auto_<x>'`` from x; the target entropy defaults to -act_dim.
+    from 1.0, ``'auto_<x>'`` from x; the target entropy defaults to
+    ``default_target`` (-act_dim, or a fraction of log(n) for n discrete actions).
     """
     if isinstance(alpha, str):
         head, _, start = alpha.partition("_")
@@ -177,10 +181,10 @@ def parse_alpha(alpha, target_entropy, act_dim: int):
                 f"starting from 1.0) or 'auto_<x>' with x > 0 (learned, starting from x), "
                 f"e.g. 'auto_0.1'.")
         if target_entropy is None:
-            target_entropy = -float(act_dim)
+            target_entropy = float(default_target)
         elif not (isinstance(target_entropy, (int, float)) and np.isfinite(target_entropy)):
             raise SpinupError(f"sac() got target_entropy={target_entropy!r}; it must be a "
-                              f"number (the default is -act_dim = {-act_dim}).")
+                              f"number (the default here is {default_target:g}).")
         return initial, (initial, float(target_entropy))
     if target_entropy is not None:
         raise SpinupError(
@@ -188,6 +192,60 @@ def parse_alpha(alpha, target_entropy, act_dim: int):
             f"target entropy only matters when alpha is learned. Use alpha='auto' (or "
             f"'auto_<initial alpha>'), or drop target_entropy.")
     return alpha, None
+
+
+def continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
+    """SAC's losses for continuous actions: ``(loss_pi, loss_q1, loss_q2, q1, q2, logp_pi)``."""
+    batch = tf.shape(o)[0]
+    # Independent products (pi at s and at s', q1 and q2) run side by side.
+    pi, logp_pi = ac.pi(o, noise=noise[:batch])
+    pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:])
+
+    q1 = ac.q1(o, a)
+    q2 = ac.q2(o, a)
+    q1_pi = ac.q1(o, pi)
+    q2_pi = ac.q2(o, pi)
+    q1_targ = ac_targ.q1(o2, pi_next)
+    q2_targ = ac_targ.q2(o2, pi_next)
+
+    # Entropy-regularized Bellman backup, with the clipped double-Q trick.
+    min_q_targ = tf.minimum(q1_targ, q2_targ)
+    backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_targ - alpha * logp_pi_next))
+
+    # Soft actor-critic losses (Q losses with TF1 SAC's factor 1/2).
+    loss_pi = tf.reduce_mean(alpha * logp_pi - tf.minimum(q1_pi, q2_pi))
+    loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
+    loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
+    return loss_pi, loss_q1, loss_q2, q1, q2, logp_pi
+
+
+def discrete_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
+    """SAC's losses for discrete actions (Christodoulou 2019): the policy's
+    expectations are sums over all actions instead of samples; ``logp_pi`` is
+    the expected log-probability E[log pi(.|s)] (minus the entropy)."""
+    del noise  # nothing is sampled
+    probs, log_probs = ac.pi.dist(o)
+    probs_next, log_probs_next = ac.pi.dist(o2)
+
+    q1_all = ac.q1(o)
+    q2_all = ac.q2(o)
+    a_idx = tf.cast(a[:, 0], tf.int32)  # the buffer holds action indices as floats
+    q1 = tf.gather(q1_all, a_idx, batch_dims=1)
+    q2 = tf.gather(q2_all, a_idx, batch_dims=1)
+    q1_targ = ac_targ.q1(o2)
+    q2_targ = ac_targ.q2(o2)
+
+    # Soft state value of s' under the current policy, with the clipped double-Q trick.
+    min_q_targ = tf.minimum(q1_targ, q2_targ)
+    v_next = tf.reduce_sum(probs_next * (min_q_targ - alpha * log_probs_next), axis=-1)
+    backup = tf.stop_gradient(r + gamma * (1 - d) * v_next)
+
+    loss_pi = tf.reduce_mean(tf.reduce_sum(
+        probs * (alpha * log_probs - tf.minimum(q1_all, q2_all)), axis=-1))
+    loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
+    loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
+    logp_pi = tf.reduce_sum(probs * log_probs, axis=-1)
+    return loss_pi, loss_q1, loss_q2, q1, q2, logp_pi
 
 
 def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: float,
@@ -208,29 +266,13 @@ def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: flo
     var_pairs = [(v.value, vt.value) for v, vt in zip(ac.trainable_variables,
                                                        ac_targ.trainable_variables)]
 
+    compute_losses = discrete_losses if getattr(ac, "discrete", False) else continuous_losses
+
     def update(o, a, r, o2, d, noise):
-        batch = tf.shape(o)[0]
         alpha_t = tf.exp(tuner.log_alpha) if tuner is not None else alpha
         with tf.GradientTape(persistent=True) as tape:
-            # Independent products (pi at s and at s', q1 and q2) run side by side.
-            pi, logp_pi = ac.pi(o, noise=noise[:batch])
-            pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:])
-
-            q1 = ac.q1(o, a)
-            q2 = ac.q2(o, a)
-            q1_pi = ac.q1(o, pi)
-            q2_pi = ac.q2(o, pi)
-            q1_targ = ac_targ.q1(o2, pi_next)
-            q2_targ = ac_targ.q2(o2, pi_next)
-
-            # Entropy-regularized Bellman backup, with the clipped double-Q trick.
-            min_q_targ = tf.minimum(q1_targ, q2_targ)
-            backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_targ - alpha_t * logp_pi_next))
-
-            # Soft actor-critic losses (Q losses with TF1 SAC's factor 1/2).
-            loss_pi = tf.reduce_mean(alpha_t * logp_pi - tf.minimum(q1_pi, q2_pi))
-            loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
-            loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
+            loss_pi, loss_q1, loss_q2, q1, q2, logp_pi = compute_losses(
+                ac, ac_targ, o, a, r, o2, d, noise, alpha_t, gamma)
             loss_q = loss_q1 + loss_q2
 
         pi_grads = tape.gradient(loss_pi, pi_vars)
@@ -303,12 +345,12 @@ def check_sac_args(steps_per_epoch, epochs, replay_size, gamma, polyak, lr, alph
              f"sac() got {name}={val!r}, but {name} must be a number in [0, 1].")
     need(is_num(lr) and lr > 0, f"sac() got lr={lr!r}, but the learning rate must be a number > 0.")
     if isinstance(alpha, str):
-        parse_alpha(alpha, target_entropy, act_dim=1)  # checks the form only
+        parse_alpha(alpha, target_entropy, -1.0)  # checks the form only
     else:
         need(is_num(alpha) and alpha >= 0,
              f"sac() got alpha={alpha!r}, but alpha (the entropy coefficient) must be a number "
              f">= 0, 'auto' or 'auto_<initial alpha>'.")
-        parse_alpha(alpha, target_entropy, act_dim=1)
+        parse_alpha(alpha, target_entropy, -1.0)
     first_update = -(-update_after // update_every) * update_every  # first t >= update_after
     need(first_update < steps_per_epoch,
          f"sac() got steps_per_epoch={steps_per_epoch} with update_after={update_after} and "
@@ -320,14 +362,21 @@ def check_sac_args(steps_per_epoch, epochs, replay_size, gamma, polyak, lr, alph
 def check_spaces(observation_space, action_space) -> None:
     """Raise :class:`SpinupError` if the spaces are not what SAC handles here:
     1-D Box observations and Box actions with one symmetric bound."""
-    if not isinstance(action_space, spaces.Box):
+    if isinstance(action_space, spaces.Discrete):
+        if action_space.start != 0 or action_space.n < 2:
+            raise SpinupError(f"sac() needs a Discrete action space of at least 2 actions "
+                              f"numbered from 0; this one is {action_space}.")
+    elif not isinstance(action_space, spaces.Box):
         raise SpinupError(
-            f"sac() needs a continuous (gymnasium.spaces.Box) action space, but this environment's "
-            f"action space is {action_space}. Use an environment with continuous actions, e.g. "
-            f"Pendulum-v1 or HalfCheetah-v5.")
-    low, high = np.asarray(action_space.low), np.asarray(action_space.high)
-    if (len(action_space.shape) != 1 or not np.all(np.isfinite(high)) or not np.all(high > 0)
-            or not np.allclose(high, high.flat[0]) or not np.allclose(low, -high)):
+            f"sac() needs a continuous (gymnasium.spaces.Box) or a Discrete action space, but "
+            f"this environment's action space is {action_space}. Flatten it or pick one part "
+            f"with a wrapper.")
+    low = np.asarray(getattr(action_space, "low", -1.0))
+    high = np.asarray(getattr(action_space, "high", 1.0))
+    bad_box = (len(action_space.shape) != 1 or not np.all(np.isfinite(high))
+               or not np.all(high > 0) or not np.allclose(high, high.flat[0])
+               or not np.allclose(low, -high))
+    if isinstance(action_space, spaces.Box) and bad_box:
         raise SpinupError(
             f"sac() needs 1-D actions bounded by the same [-a, a] in every dimension (it squashes "
             f"actions with a * tanh), but this action space has low={low.tolist()} and "
@@ -477,8 +526,16 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                           f"observations (gymnasium.wrappers.FlattenObservation).")
     check_spaces(env.observation_space, env.action_space)
     obs_dim = env.observation_space.shape[0]
-    act_dim = env.action_space.shape[0]
-    alpha, tuner_args = parse_alpha(alpha, target_entropy, act_dim)
+    discrete = isinstance(env.action_space, spaces.Discrete)
+    # act_dim: the width of an action in the buffer and of the acting noise.
+    act_dim = 1 if discrete else env.action_space.shape[0]
+    n_noise = int(env.action_space.n) if discrete else act_dim
+    if discrete and actor_critic is core.MLPActorCritic:
+        actor_critic = core.DiscreteMLPActorCritic
+        config["actor_critic"] = actor_critic
+    alpha, tuner_args = parse_alpha(
+        alpha, target_entropy,
+        DISCRETE_ENTROPY_FRACTION * np.log(n_noise) if discrete else -float(act_dim))
     # The env's registered name, so test_policy can rebuild it without vars.pkl.
     config["env_name"] = env.spec.id if env.spec is not None else None
     checkpoint = load_checkpoint_for_resume(config, logger_kwargs) if resume else None
@@ -516,8 +573,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     update_block = make_update_block(
         make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma, alpha, polyak, tuner))
 
-    logger.setup_tf2_saver(core.ActorCriticExport(ac, obs_dim, act_dim))
-    get_action = make_get_action(ac, rng, act_dim)
+    logger.setup_tf2_saver(core.ActorCriticExport(ac, obs_dim, n_noise))
+    get_action = make_get_action(ac, rng, n_noise, discrete)
 
     # Everything a checkpoint holds, in a fixed order.
     state_vars = (ac.trainable_variables + ac_targ.trainable_variables + pi_optimizer.variables
@@ -551,8 +608,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         state = dict(loop, normalizer=normalizer.state() if normalizer else None,
                      rng=rng_state(rng), action_space_rng=rng_state(
             env.action_space.np_random), test_env_rng=rng_state(test_env.unwrapped.np_random),
-            episode_actions=np.array(loop["episode_actions"], dtype=np.float32).reshape(
-                -1, act_dim))
+            episode_actions=np.array(loop["episode_actions"]))
         save_train_state(logger.output_dir, arrays, state)
 
     # Prepare for interaction with environment
@@ -563,7 +619,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         for i, v in enumerate(state_vars):
             v.assign(arrays[f"var{i}"])
         replay_buffer.load_state_arrays(arrays)
-        o = restore_loop(loop, state, env, test_env, rng, act_dim)
+        o = restore_loop(loop, state, env, test_env, rng)
         if normalizer is not None:
             normalizer.load_state(state["normalizer"])
         get_action.refresh()
@@ -607,7 +663,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                 normalizer.update(np.array(loop["new_obs"]))
                 loop["new_obs"] = []
             batch = replay_buffer.sample_batch(batch_size, rng, n_batches=update_every)
-            noise = rng.standard_normal((update_every, 2 * batch_size, act_dim), dtype=np.float32)
+            noise = rng.standard_normal((update_every, 2 * batch_size, 0 if discrete else act_dim),
+                                        dtype=np.float32)
             info = {k: np.asarray(v) for k, v in
                     update_block(*(batch[k] for k in BATCH_KEYS), noise).items()}
             check_finite(info, t, steps_per_epoch, loop["saved_epoch"], logger)
@@ -693,7 +750,7 @@ def load_checkpoint_for_resume(config: dict, logger_kwargs: dict):
     return checkpoint
 
 
-def restore_loop(loop: dict, state: dict, env, test_env, rng, act_dim: int):
+def restore_loop(loop: dict, state: dict, env, test_env, rng):
     """Put the loop, the random generators and both environments back as they
     were at the checkpoint; return the current observation.
 
@@ -717,7 +774,7 @@ def restore_loop(loop: dict, state: dict, env, test_env, rng, act_dim: int):
     else:
         set_rng_state(env.unwrapped.np_random, reset["rng"])
         o = env.reset()[0]
-    actions = state["episode_actions"].reshape(-1, act_dim)
+    actions = state["episode_actions"]
     for a in actions:
         o = env.step(a)[0]
     loop["episode_reset"] = reset
@@ -758,30 +815,38 @@ class EpochProgress:
             self.bar = None
 
 
-def make_get_action(ac, rng: np.random.Generator, act_dim: int) -> Callable:
+def make_get_action(ac, rng: np.random.Generator, n_noise: int, discrete: bool = False
+                    ) -> Callable:
     """``get_action(o, deterministic=False)`` for one observation, as numpy.
 
     Uses a numpy copy of the policy (:class:`core.NumpyActor`) when the actor
     allows it, else a ``tf.function`` with a fixed input signature, so acting
-    never retraces. Call ``get_action.refresh()`` after the weights change.
+    never retraces. The noise is standard normal (continuous actions, one per
+    dimension) or Gumbel (discrete, one per action); zero noise is the
+    deterministic action. Call ``get_action.refresh()`` after the weights change.
     """
     np_actor = core.NumpyActor.maybe(ac.pi)
     if np_actor is None:
         @tf.function(input_signature=[tf.TensorSpec([1, None], tf.float32),
-                                      tf.TensorSpec([1, act_dim], tf.float32)])
+                                      tf.TensorSpec([1, n_noise], tf.float32)])
         def tf_action(o, noise):
             return ac.pi(o, noise=noise, with_logprob=False)[0]
 
         def policy(o, noise):
-            return tf_action(o[None].astype(np.float32), noise[None])[0].numpy()
+            return tf_action(np.asarray(o, np.float32)[None], noise[None])[0].numpy()
     else:
         def policy(o, noise):
             return np_actor(o, noise)
 
-    zeros = np.zeros(act_dim, dtype=np.float32)
+    zeros = np.zeros(n_noise, dtype=np.float32)
 
     def get_action(o, deterministic=False):
-        noise = zeros if deterministic else rng.standard_normal(act_dim, dtype=np.float32)
+        if deterministic:
+            noise = zeros
+        elif discrete:
+            noise = rng.gumbel(size=n_noise).astype(np.float32)
+        else:
+            noise = rng.standard_normal(n_noise, dtype=np.float32)
         return policy(o, noise)
 
     get_action.refresh = np_actor.refresh if np_actor is not None else (lambda: None)
