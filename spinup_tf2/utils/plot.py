@@ -218,9 +218,9 @@ def _draw_reference(ax, data, x_max, smooth):
         ax.fill_between(x, y - sd, y + sd, color=line.get_color(), alpha=0.1)
 
 
-def make_plots(all_logdirs, legend=None, xaxis=None, values=None, count=False, font_scale=1.5,
-               smooth=1, select=None, exclude=None, estimator="mean", savefig=None,
-               reference=False) -> list[str]:
+def make_plots(all_logdirs, legend=None, xaxis="TotalEnvInteracts", values="Performance",
+               count=False, font_scale=1.5, smooth=1, select=None, exclude=None,
+               estimator="mean", savefig=None, reference=False) -> list[str]:
     """Load the runs and draw one figure per value. Returns the files written
     (with ``savefig``, or when there is no display to show them on)."""
     import matplotlib
