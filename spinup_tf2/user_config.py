@@ -25,19 +25,17 @@ def _env_seconds(name: str, default: float) -> float:
     return value
 
 
-# Where experiment outputs are saved by default: the repository's data/ folder.
+# Default output folder of runs: the data/ folder next to the package.
 DEFAULT_DATA_DIR = os.environ.get("SPINUP_TF2_DATA_DIR") or osp.join(
     osp.abspath(osp.dirname(osp.dirname(__file__))), "data")
 
-# Whether to automatically insert a date and time stamp into the names of
-# save directories.
+# True: every run directory name starts with the date and time, as with --dt.
 FORCE_DATESTAMP = False
 
-# Whether GridSearch provides automatically-generated default shorthands.
+# True: ExperimentGrid names keys without a shorthand by their first letters.
 DEFAULT_SHORTHAND = True
 
-# Tells the GridSearch how many seconds to pause for before launching
-# experiments.
+# Seconds of countdown before a grid launches, to read what will run.
 WAIT_BEFORE_LAUNCH = _env_seconds("SPINUP_TF2_WAIT_BEFORE_LAUNCH", 5)
 
 # One backend: `sac` means `sac_tf2`.

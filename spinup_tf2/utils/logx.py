@@ -1,8 +1,8 @@
-"""Some simple logging functionality, inspired by rllab's logging, as in Spinning Up.
+"""Logging for RL runs, with Spinning Up's file formats and behaviour.
 
-Logs to a tab-separated-values file (path/to/output_directory/progress.txt),
-prints each epoch's values as a table, and saves the model as a TensorFlow
-SavedModel. Everything is written so that a crash, Ctrl-C or kill leaves the
+One row of diagnostics per epoch goes to a tab-separated progress.txt and to
+stdout as a table; the configuration goes to config.json; the model goes to a
+TensorFlow SavedModel. Everything is written so that a crash, Ctrl-C or kill leaves the
 files already written readable: progress.txt is flushed and synced after every
 row, and checkpoints are written under a temporary name, then renamed.
 """
@@ -28,10 +28,8 @@ color2num = dict(gray=30, red=31, green=32, yellow=33, blue=34, magenta=35, cyan
 
 
 def colorize(string: str, color: str, bold: bool = False, highlight: bool = False) -> str:
-    """Colorize a string.
-
-    This function was originally written by John Schulman.
-    """
+    """``string`` wrapped in the ANSI escape codes for ``color`` (see
+    ``color2num``), optionally bold and/or as a background highlight."""
     attr = []
     num = color2num[color]
     if highlight:
@@ -69,32 +67,25 @@ def existing_checkpoint_dir(final_dir: str) -> str | None:
 
 
 class Logger:
-    """A general-purpose logger.
-
-    Makes it easy to save diagnostics, hyperparameter configurations, the
-    state of a training run, and the trained model.
-    """
+    """Writes a run's diagnostics (progress.txt and the stdout table), its
+    configuration (config.json), and its saved state and model."""
 
     def __init__(self, output_dir: str | None = None, output_fname: str | None = "progress.txt",
                  exp_name: str | None = None, tensorboard: bool = False,
                  append_after: int | None = None):
-        """Initialize a Logger.
+        """Open the output directory and progress.txt.
 
         Args:
-            output_dir (string): A directory for saving results to. If
-                ``None``, defaults to a temp directory of the form
-                ``/tmp/experiments/somerandomnumber``.
+            output_dir (string): Where the files go; created if needed. If
+                ``None``, ``/tmp/experiments/<unix time>``.
 
-            output_fname (string): Name for the tab-separated-value file
-                containing metrics logged throughout a training run.
-                Defaults to ``progress.txt``. ``None`` writes no file at all
-                (the table is still printed).
+            output_fname (string): Name of the tab-separated file of logged
+                rows (``progress.txt``). ``None`` writes no file at all (the
+                table is still printed).
 
-            exp_name (string): Experiment name. If you run multiple training
-                runs and give them all the same ``exp_name``, the plotter
-                will know to group them. (Use case: if you run the same
-                hyperparameter configuration with multiple random seeds, you
-                should give them all the same ``exp_name``.)
+            exp_name (string): The experiment's name, stored in config.json.
+                The plotter groups runs by it, so give the seeds of one
+                configuration the same name.
 
             tensorboard (bool): Also write every logged value as a TensorBoard
                 scalar per row into ``output_dir/tb/``, grouped by name
@@ -144,12 +135,10 @@ class Logger:
             print(colorize(msg, color, bold=True), flush=True)
 
     def log_tabular(self, key: str, val) -> None:
-        """Log a value of some diagnostic.
+        """Set the value of column ``key`` in the current row.
 
-        Call this only once for each diagnostic quantity, each iteration.
-        After using ``log_tabular`` to store values for each diagnostic,
-        make sure to call ``dump_tabular`` to write them out to file and
-        stdout (otherwise they will not get saved anywhere).
+        Each key once per row; the keys of the first row fix the columns.
+        Nothing is written until ``dump_tabular``.
         """
         if self.first_row:
             self.log_headers.append(key)
@@ -164,14 +153,11 @@ class Logger:
         self.log_current_row[key] = val
 
     def save_config(self, config: dict) -> None:
-        """Log an experiment configuration.
+        """Write ``config`` (typically ``locals()`` at the top of the
+        algorithm) to config.json and print it.
 
-        Call this once at the top of your experiment, passing in all important
-        config vars as a dict. This will serialize the config to JSON, while
-        handling anything which can't be serialized in a graceful way (writing
-        as informative a string as possible).
-
-        Example use:
+        Values JSON cannot hold are written as descriptively as possible (see
+        ``convert_json``); ``exp_name`` is added.
 
         .. code-block:: python
 
@@ -189,24 +175,13 @@ class Logger:
                 _write_text_atomically(osp.join(self.output_dir, "config.json"), output)
 
     def save_state(self, state_dict: dict, itr: int | None = None) -> None:
-        """Saves the state of an experiment.
+        """Pickle ``state_dict`` (usually ``{'env': env}``) to vars.pkl and
+        write the model set up with ``setup_tf2_saver`` to ``tf2_save/``.
 
-        To be clear: this is about saving *state*, not logging diagnostics.
-        All diagnostic logging is separate from this function. This function
-        will save whatever is in ``state_dict``---usually just a copy of the
-        environment---and the most recent parameters for the model you
-        previously set up saving for with ``setup_tf2_saver``.
-
-        Call with any frequency you prefer. If you only want to maintain a
-        single state and overwrite it at each call with the most recent
-        version, leave ``itr=None``. If you want to keep all of the states you
-        save, provide unique (increasing) values for 'itr'.
-
-        Args:
-            state_dict (dict): Dictionary containing essential elements to
-                describe the current state of training.
-
-            itr: An int, or None. Current iteration of training.
+        With ``itr=None`` each call replaces the previous files; with an int,
+        the files are numbered (``vars<itr>.pkl``, ``tf2_save<itr>/``) and
+        kept. Both are written under a temporary name and renamed into place.
+        A state that cannot be pickled gives a warning, not an error.
         """
         if proc_id() != 0 or self.output_dir is None:
             return
@@ -248,10 +223,8 @@ class Logger:
         replace_dir_atomically(tmp, fpath)
 
     def dump_tabular(self) -> None:
-        """Write all of the diagnostics from the current iteration.
-
-        Writes both to stdout, and to the output file.
-        """
+        """Print the current row as a table and append it to progress.txt
+        (the header first, on the first row); then start a new row."""
         if proc_id() == 0:
             vals = []
             key_lens = [len(key) for key in self.log_headers]
@@ -293,27 +266,15 @@ class Logger:
 
 
 class EpochLogger(Logger):
-    """A variant of Logger tailored for tracking average values over epochs.
-
-    Typical use case: there is some quantity which is calculated many times
-    throughout an epoch, and at the end of the epoch, you would like to
-    report the average / std / min / max value of that quantity.
-
-    With an EpochLogger, each time the quantity is calculated, you would
-    use
+    """A Logger that also collects values during an epoch and logs their
+    statistics at its end.
 
     .. code-block:: python
 
-        epoch_logger.store(NameOfQuantity=quantity_value)
-
-    to load it into the EpochLogger's state. Then at the end of the epoch, you
-    would use
-
-    .. code-block:: python
-
-        epoch_logger.log_tabular(NameOfQuantity, **options)
-
-    to record the desired values.
+        logger.store(LossQ=loss_q)           # as often as it is computed
+        ...
+        logger.log_tabular('LossQ', average_only=True)   # once, at the epoch's end
+        logger.dump_tabular()
     """
 
     def __init__(self, *args, **kwargs):
@@ -321,11 +282,8 @@ class EpochLogger(Logger):
         self.epoch_dict: dict[str, list] = dict()
 
     def store(self, **kwargs) -> None:
-        """Save something into the epoch_logger's current state.
-
-        Provide an arbitrary number of keyword arguments with numerical
-        values. Arrays are welcome too: their elements count one by one.
-        """
+        """Collect values for the current epoch: ``store(Key=value, ...)``.
+        Numbers or arrays; an array's elements count one by one."""
         for k, v in kwargs.items():
             if k not in self.epoch_dict:
                 self.epoch_dict[k] = []
@@ -333,22 +291,18 @@ class EpochLogger(Logger):
 
     def log_tabular(self, key: str, val=None, with_min_and_max: bool = False,
                     average_only: bool = False) -> None:
-        """Log a value or possibly the mean/std/min/max values of a diagnostic.
+        """Log ``val`` as column ``key``; or, without ``val``, the statistics
+        of the values stored under ``key`` this epoch.
 
         Args:
-            key (string): The name of the diagnostic. If you are logging a
-                diagnostic whose state has previously been saved with
-                ``store``, the key here has to match the key you used there.
+            key (string): The column, or the name used with ``store``.
 
-            val: A value for the diagnostic. If you have previously saved
-                values for this key via ``store``, do *not* provide a ``val``
-                here.
+            val: A value to log as it is. Leave it out for stored values.
 
-            with_min_and_max (bool): If true, log min and max values of the
-                diagnostic over the epoch.
+            with_min_and_max (bool): Also log ``Max<key>`` and ``Min<key>``.
 
-            average_only (bool): If true, do not log the standard deviation
-                of the diagnostic over the epoch.
+            average_only (bool): Log only the mean, as column ``<key>``
+                (otherwise ``Average<key>`` and ``Std<key>``).
 
         A key stored in no call since the last epoch (say, no training episode
         ended in this epoch) is logged as NaN rather than failing.
@@ -366,7 +320,7 @@ class EpochLogger(Logger):
         self.epoch_dict[key] = []
 
     def get_stats(self, key: str, with_min_and_max: bool = True):
-        """Lets an algorithm ask the logger for mean/std(/min/max) of a diagnostic."""
+        """Mean and std (and min, max) of the values stored under ``key`` this epoch."""
         v = self.epoch_dict.get(key, [])
         vals = np.concatenate([np.ravel(x) for x in v]) if len(v) > 0 else np.zeros(0)
         return mpi_statistics_scalar(vals, with_min_and_max=with_min_and_max)

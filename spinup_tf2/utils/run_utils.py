@@ -29,42 +29,15 @@ from spinup_tf2.utils.serialization_utils import convert_json
 
 def setup_logger_kwargs(exp_name: str, seed: int | None = None, data_dir: str | None = None,
                         datestamp: bool = False) -> dict:
-    """Sets up the output_dir for a logger and returns a dict for logger kwargs.
+    """``dict(output_dir=..., exp_name=exp_name)`` for the logger of one run.
 
-    If no seed is given and datestamp is false,
+    - no seed: ``data_dir/exp_name``
+    - a seed: ``data_dir/exp_name/exp_name_s<seed>``
+    - a seed and datestamp:
+      ``data_dir/YYYY-MM-DD_exp_name/YYYY-MM-DD_HH-MM-SS-exp_name_s<seed>``
 
-    ::
-
-        output_dir = data_dir/exp_name
-
-    If a seed is given and datestamp is false,
-
-    ::
-
-        output_dir = data_dir/exp_name/exp_name_s[seed]
-
-    If datestamp is true, amend to
-
-    ::
-
-        output_dir = data_dir/YYYY-MM-DD_exp_name/YYYY-MM-DD_HH-MM-SS-exp_name_s[seed]
-
-    You can force datestamp=True by setting ``FORCE_DATESTAMP=True`` in
-    ``spinup_tf2/user_config.py``.
-
-    Args:
-        exp_name (string): Name for experiment.
-
-        seed (int): Seed for random number generators used by experiment.
-
-        data_dir (string): Path to folder where results should be saved.
-            Default is the ``DEFAULT_DATA_DIR`` in ``spinup_tf2/user_config.py``.
-
-        datestamp (bool): Whether to include a date and timestamp in the
-            name of the save directory.
-
-    Returns:
-        logger_kwargs, a dict containing output_dir and exp_name.
+    ``data_dir`` defaults to ``DEFAULT_DATA_DIR`` and ``FORCE_DATESTAMP`` turns
+    the datestamp on (``spinup_tf2/user_config.py``).
     """
     datestamp = datestamp or FORCE_DATESTAMP
     ymd_time = time.strftime("%Y-%m-%d_") if datestamp else ""

@@ -5,7 +5,7 @@ import json
 
 
 def convert_json(obj):
-    """Convert ``obj`` to a version which can be serialized with JSON.
+    """``obj`` in a form ``json.dumps`` takes, as config.json records it.
 
     JSON-serialisable values are kept; dicts, lists and tuples are converted
     element by element (a tuple becomes a list); objects with a ``__name__``

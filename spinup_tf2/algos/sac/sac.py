@@ -35,10 +35,9 @@ LOGGED_KEYS = ("LossPi", "LossQ1", "LossQ2", "Q1Vals", "Q2Vals", "LogPi")
 
 
 class ReplayBuffer:
-    """A simple FIFO experience replay buffer for SAC agents.
-
-    Preallocated float32 arrays; once full, new transitions overwrite the
-    oldest. Minibatches are drawn uniformly, with replacement.
+    """Transitions (o, a, r, o2, d) in preallocated float32 arrays of a fixed
+    capacity; when full, each new transition replaces the oldest. Minibatches
+    are drawn uniformly, with replacement.
     """
 
     def __init__(self, obs_dim: int, act_dim: int, size: int):
@@ -396,19 +395,19 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False,
         normalize_obs=False):
     """
-    Soft Actor-Critic (SAC)
+    Soft Actor-Critic (SAC), as Spinning Up runs it, in TensorFlow 2 / Keras 3.
 
 
     Args:
-        env_fn : A function which creates a copy of the environment.
-            The environment must satisfy the gymnasium API, with a 1-D Box
-            observation space and a Box action space bounded by [-a, a].
+        env_fn : Makes one environment (gymnasium API) per call; SAC makes
+            two, for training and for testing. Observations: a 1-D Box.
+            Actions: a Box bounded by the same [-a, a] in every dimension, or
+            Discrete (then SAC for discrete actions is used).
 
-        actor_critic: The constructor method for an actor-critic object
-            (called as ``actor_critic(observation_space, action_space,
-            **ac_kwargs)``) with ``pi``, ``q1`` and ``q2`` attributes, and a
-            ``trainable_variables`` property listing their Keras variables.
-            When called:
+        actor_critic: Called as ``actor_critic(observation_space,
+            action_space, **ac_kwargs)``; returns an object with Keras models
+            ``pi``, ``q1``, ``q2`` and a ``trainable_variables`` property
+            listing their variables. The models are called as:
 
             ===========  ================  ======================================
             Call         Output Shape      Description
@@ -420,80 +419,76 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                                            | ``deterministic`` (act with the mean),
                                            | ``with_logprob`` and ``noise`` (the
                                            | standard normal draw to use).
-            ``q1(x,a)``  (batch,)          | One current estimate of Q* for
-                                           | observations ``x`` and actions ``a``.
-            ``q2(x,a)``  (batch,)          | The other current estimate of Q*.
+            ``q1(x,a)``  (batch,)          | The first critic's Q(x, a).
+            ``q2(x,a)``  (batch,)          | The second critic's Q(x, a); SAC
+                                           | uses the smaller of the two.
             ===========  ================  ======================================
 
-        ac_kwargs (dict): Any kwargs appropriate for the actor_critic
-            object you provided to SAC (for the default: ``hidden_sizes``,
-            ``activation``).
+        ac_kwargs (dict): Passed on to ``actor_critic`` (for the default:
+            ``hidden_sizes``, ``activation``).
 
         seed (int): Seed for random number generators: the networks' initial
             weights, the environments, random exploration and minibatches.
             The same seed on the same machine gives the same run.
 
-        steps_per_epoch (int): Number of steps of interaction (state-action
-            pairs) for the agent and the environment in each epoch.
+        steps_per_epoch (int): Environment steps per epoch; one row of
+            progress.txt (and one checkpoint) per epoch.
 
-        epochs (int): Number of epochs to run and train agent.
+        epochs (int): How many epochs the run lasts.
 
-        replay_size (int): Maximum length of replay buffer.
+        replay_size (int): Capacity of the replay buffer, in transitions.
 
-        gamma (float): Discount factor. (Always between 0 and 1.)
+        gamma (float): Discount factor, in [0, 1].
 
-        polyak (float): Interpolation factor in polyak averaging for target
-            networks. Target networks are updated towards main networks
-            according to:
+        polyak (float): Weight of the old target in the averaging that moves
+            the target networks after every update:
 
             .. math:: \\theta_{\\text{targ}} \\leftarrow
                 \\rho \\theta_{\\text{targ}} + (1-\\rho) \\theta
 
-            where :math:`\\rho` is polyak. (Always between 0 and 1, usually
-            close to 1.)
+            with :math:`\\rho` = polyak, in [0, 1] (close to 1: slow targets).
 
-        lr (float): Learning rate (used for both policy and value learning,
-            and for alpha when it is learned).
+        lr (float): Adam's learning rate for the policy, the Q functions and
+            (when learned) alpha.
 
-        alpha (float or str): Entropy regularization coefficient. (Equivalent
-            to inverse of reward scale in the original SAC paper.) A number
-            keeps it fixed. ``'auto'`` learns it (automatic entropy tuning,
-            starting from 1.0) so that the policy's entropy tracks
-            ``target_entropy``; ``'auto_0.1'`` starts from 0.1. When learned,
+        alpha (float or str): Weight of the entropy bonus (the inverse of the
+            reward scale of the first SAC paper). A number keeps it fixed.
+            ``'auto'`` learns it (automatic entropy tuning, starting from 1.0)
+            so that the policy's entropy tracks ``target_entropy``;
+            ``'auto_0.1'`` starts from 0.1. When learned,
             progress.txt gets the columns ``Alpha`` and ``LossAlpha`` after
             ``Time``.
 
-        batch_size (int): Minibatch size for SGD.
+        batch_size (int): Transitions per minibatch.
 
-        start_steps (int): Number of steps for uniform-random action selection,
-            before running real policy. Helps exploration.
+        start_steps (int): For this many first steps, actions are drawn
+            uniformly from the action space instead of from the policy, to
+            explore.
 
-        update_after (int): Number of env interactions to collect before
-            starting to do gradient descent updates. Ensures replay buffer
-            is full enough for useful updates.
+        update_after (int): No updates before this many environment steps,
+            so that the first minibatches come from a buffer with some variety.
 
-        update_every (int): Number of env interactions that should elapse
-            between gradient descent updates. Note: Regardless of how long
-            you wait between updates, the ratio of env steps to gradient steps
-            is locked to 1. The ``update_every`` updates of one block run as
-            one compiled call.
+        update_every (int): Updates come in blocks: after every
+            ``update_every`` environment steps, ``update_every`` updates, so
+            there is one update per step on average. Each block runs as one
+            compiled TensorFlow call.
 
-        num_test_episodes (int): Number of episodes to test the deterministic
-            policy at the end of each epoch.
+        num_test_episodes (int): Episodes run with the deterministic policy
+            at the end of each epoch (the TestEpRet columns).
 
-        max_ep_len (int): Maximum length of trajectory / episode / rollout.
-            Reaching it ends the episode but is not stored as a terminal
-            state (nor is the environment's own time limit).
+        max_ep_len (int): Episodes are cut at this length. Reaching it ends
+            the episode but is not stored as a terminal state (nor is the
+            environment's own time limit).
 
         logger_kwargs (dict): Keyword args for EpochLogger: ``output_dir``,
             ``exp_name``, and ``tensorboard=True`` to also write TensorBoard
             scalars to ``output_dir/tb/``.
 
-        save_freq (int): How often (in terms of gap between epochs) to save
-            the current policy and value function (``tf2_save/``, ``vars.pkl``)
-            and the training checkpoint (``train_state/``: networks, targets,
-            optimizer states, alpha, replay buffer, random-generator states,
-            the episode in progress). The last epoch is always saved.
+        save_freq (int): Save every ``save_freq`` epochs: the current networks
+            (``tf2_save/``, ``vars.pkl``) and the training checkpoint
+            (``train_state/``: networks, targets, optimizer states, alpha,
+            replay buffer, random-generator states, the episode in progress).
+            The last epoch is always saved.
 
         target_entropy (float): The entropy alpha is tuned towards when
             ``alpha`` is ``'auto...'`` (default ``-act_dim``).
@@ -595,7 +590,6 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             o, _ = test_env.reset(seed=loop.pop("test_seed", None))
             ep_ret, ep_len, done = 0.0, 0, False
             while not done and ep_len < max_ep_len:
-                # Take deterministic actions at test time
                 o, r, terminated, truncated, _ = test_env.step(get_action(o, True))
                 ep_ret += r
                 ep_len += 1
@@ -611,7 +605,6 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             episode_actions=np.array(loop["episode_actions"]))
         save_train_state(logger.output_dir, arrays, state)
 
-    # Prepare for interaction with environment
     total_steps = steps_per_epoch * epochs
     o = env.reset(seed=seed)[0]
     if checkpoint is not None:
@@ -626,38 +619,30 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     start_time = time.time() - loop["elapsed"]
     progress = EpochProgress(steps_per_epoch, epochs, enabled=sys.stdout.isatty())
 
-    # Main loop: collect experience in env and update/log each epoch
     for t in range(loop["t"], total_steps):
 
-        # Until start_steps have elapsed, randomly sample actions
-        # from a uniform distribution for better exploration. Afterwards,
-        # use the learned policy.
+        # Uniformly random actions explore for the first start_steps steps; the policy acts after.
         a = get_action(o) if t > start_steps else env.action_space.sample()
 
-        # Step the env
         o2, r, terminated, truncated, _ = env.step(a)
         loop["episode_actions"].append(a)
         loop["ep_ret"] += r
         loop["ep_len"] += 1
 
-        # Store experience to replay buffer. Only a true termination is stored
-        # as done: the env's time limit and max_ep_len end the episode but
-        # say nothing about the state.
+        # Only a true termination is stored as done: a time limit (the env's or max_ep_len)
+        # ends the episode but says nothing about the state, so the backup still bootstraps.
         replay_buffer.store(o, a, r, o2, float(terminated))
         if normalizer is not None:
             loop["new_obs"].append(o2)
 
-        # Super critical, easy to overlook step: make sure to update
-        # most recent observation!
-        o = o2
+        o = o2  # the next action must see the newest observation: easy to forget, fatal to miss
 
-        # End of trajectory handling
         if terminated or truncated or loop["ep_len"] == max_ep_len:
             logger.store(EpRet=loop["ep_ret"], EpLen=loop["ep_len"])
             o = reset_env()
             loop["ep_ret"], loop["ep_len"] = 0.0, 0
 
-        # Update handling: a block of update_every updates in one compiled call
+        # Every update_every steps, as many updates, in one compiled call.
         if t >= update_after and t % update_every == 0:
             if normalizer is not None:
                 normalizer.update(np.array(loop["new_obs"]))
@@ -674,20 +659,16 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         if progress.enabled and (t + 1) % update_every == 0:
             progress.update(t + 1)
 
-        # End of epoch handling
-        if (t + 1) % steps_per_epoch == 0:
+        if (t + 1) % steps_per_epoch == 0:  # the epoch ends: save, test, log
             epoch = (t + 1) // steps_per_epoch
             saving = (epoch % save_freq == 0) or (epoch == epochs)
 
-            # Save model
             if saving:
                 logger.save_state({"env": env}, None)
                 loop["saved_epoch"] = epoch
 
-            # Test the performance of the deterministic version of the agent.
             test_agent()
 
-            # Log info about epoch
             logger.log_tabular("Epoch", epoch)
             logger.log_tabular("EpRet", with_min_and_max=True)
             logger.log_tabular("TestEpRet", with_min_and_max=True)
