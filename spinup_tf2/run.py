@@ -31,11 +31,9 @@ SUBSTITUTIONS = {"env": "env_name", "hid": "ac_kwargs:hidden_sizes",
                  "act": "ac_kwargs:activation", "cpu": "num_cpu", "dt": "datestamp",
                  "tensorboard": "logger_kwargs:tensorboard"}
 
-# Only some algorithms can be parallelized (have num_cpu > 1):
-MPI_COMPATIBLE_ALGOS: list[str] = []
 
 # Arguments of ExperimentGrid.run rather than of the algorithm.
-RUN_KEYS = ["num_cpu", "data_dir", "datestamp"]
+RUN_KEYS = ["num_cpu", "data_dir", "datestamp", "parallel"]
 
 # Flags whose values are always names, never parsed as Python.
 STRING_KEYS = {"exp_name", "env_name", "data_dir"}
@@ -247,8 +245,8 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
 
     from spinup_tf2.utils.run_utils import ExperimentGrid, resolve_num_cpu
 
-    if "num_cpu" in run_kwargs and cmd.split("_")[0] not in MPI_COMPATIBLE_ALGOS:
-        resolve_num_cpu(run_kwargs["num_cpu"])  # raises for anything but 1
+    if "num_cpu" in run_kwargs:
+        run_kwargs["num_cpu"] = resolve_num_cpu(run_kwargs["num_cpu"])  # before any launch
 
     eg = ExperimentGrid(name=exp_name)
     for k, v in arg_dict.items():

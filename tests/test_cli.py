@@ -154,8 +154,10 @@ def test_experiment_grid_script_example(tmp_path):
                                                                 "does not exist"]),
     (["sac", "--env", "Pendulum-v1", "--act", "os.system"], ["--act", "os.system"]),
     (["sac", "--env", "Pendulum-v1", "--hid", "__import__('os')"], ["--hid", "not allowed"]),
-    (["sac", "--env", "Pendulum-v1", "--cpu", "2"], ["num_cpu (--cpu) is 2", "one process"]),
-    (["sac", "--env", "Pendulum-v1", "--cpu", "auto"], ["num_cpu (--cpu)"]),
+    (["sac", "--env", "Pendulum-v1", "--cpu", "0"], ["num_cpu (--cpu)", "got 0"]),
+    (["sac", "--env", "Pendulum-v1", "--cpu", "many"], ["num_cpu (--cpu)", "'many'"]),
+    (["sac", "--env", "Pendulum-v1", "--cpu", "1", "2"], ["only provide one value for num_cpu"]),
+    (["sac", "--env", "Pendulum-v1", "--parallel", "0"], ["parallel must be", "got 0"]),
     (["sac", "--env", "Pendulum-v1", "--polyak", "2"], ["polyak=2", "[0, 1]"]),
     (["sac", "--env", "Blackjack-v1", "--epochs", "1"], ["1-D", "Tuple"]),
 ])
@@ -334,3 +336,32 @@ def test_resume_and_tensorboard_flags(tmp_path):
     assert json.load(open(run / "config.json"))["resume"] is True
     res = cli(*common, "--epochs", "3", "--resume", "--lr", "0.01")
     assert_clean_error(res, "lr: 0.001 there, 0.01 now")
+
+
+def test_cpu_without_mpi_installed_says_how_to_install(tmp_path):
+    # A stand-in package that fails to import, as mpi4py does where it is not installed.
+    (tmp_path / "mpi4py").mkdir()
+    (tmp_path / "mpi4py" / "__init__.py").write_text("raise ImportError('No module named mpi4py')")
+    res = cli("sac", "--env", "Pendulum-v1", "--cpu", "2", "--data_dir", str(tmp_path / "d"),
+              env={"PYTHONPATH": str(tmp_path)})
+    assert_clean_error(res, "pip install 'spinup_tf2[mpi]'", "mpi4py")
+    assert not (tmp_path / "d").exists()
+
+
+def test_parallel_grid_one_line_per_run(tmp_path):
+    res = cli("sac", "--env", "Pendulum-v1", "--exp_name", "par", "--seed", "0", "1", "2",
+              "--parallel", "2", "--data_dir", str(tmp_path), "--epochs", "1",
+              "--steps_per_epoch", "300", "--start_steps", "100", "--update_after", "100",
+              "--num_test_episodes", "1", "--hid", "[8]")
+    assert res.returncode == 0, res.stderr[-2000:]
+    lines = res.stdout.splitlines()
+    for seed in (0, 1, 2):
+        assert sum(ln.startswith(f"started  par_s{seed} ") for ln in lines) == 1
+        assert sum(ln.startswith(f"finished par_s{seed} ") for ln in lines) == 1
+        run = tmp_path / "par" / f"par_s{seed}"
+        assert len((run / "progress.txt").read_text().splitlines()) == 2
+        assert "AverageEpRet" in (run / "stdout.txt").read_text()  # each run's own output
+    assert "|      AverageEpRet |" not in res.stdout  # no run's table in the grid's output
+    started = [i for i, ln in enumerate(lines) if ln.startswith("started")]
+    finished = [i for i, ln in enumerate(lines) if ln.startswith("finished")]
+    assert started[1] < finished[0]  # two ran at once

@@ -84,8 +84,10 @@ def test_config_json_format(tmp_path, capsys):
     assert "Saving config:" in capsys.readouterr().out
 
 
-def test_existing_dir_warns(tmp_path, capsys):
+def test_existing_run_dir_warns(tmp_path, capsys):
     Logger(output_dir=str(tmp_path))
+    assert "already exists" not in capsys.readouterr().out  # an empty directory is fine
+    Logger(output_dir=str(tmp_path))  # now it holds a progress.txt
     assert "already exists! Storing info there anyway." in capsys.readouterr().out
 
 

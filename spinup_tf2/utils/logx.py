@@ -106,7 +106,7 @@ class Logger:
         self.rows_written = 0
         if proc_id() == 0 and output_fname is not None:
             self.output_dir = output_dir or "/tmp/experiments/%i" % int(time.time())
-            if append_after is None and osp.exists(self.output_dir):
+            if append_after is None and osp.exists(osp.join(self.output_dir, output_fname)):
                 print("Warning: Log dir %s already exists! Storing info there anyway."
                       % self.output_dir)
             os.makedirs(self.output_dir, exist_ok=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import os.path as osp
 import signal
 import string
@@ -99,17 +100,40 @@ def call_experiment(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
     Raises:
         subprocess.CalledProcessError: if the experiment process failed.
     """
+    cmd, output_dir = experiment_command(exp_name, thunk, seed, num_cpu, data_dir, datestamp,
+                                         verbose=True, **kwargs)
+    returncode = run_child(cmd, output_dir)
+    line = "=" * DIV_LINE_WIDTH
+    if returncode != 0:
+        print("\n" * 3 + line + "\n\nThere appears to have been an error in your experiment.\n\n"
+              "Check the message above to see what happened. The data written so far (if any) "
+              f"is in:\n\n    {output_dir}\n\n" + line + "\n" * 3)
+        raise subprocess.CalledProcessError(returncode, cmd[:2])
+
+    plot_cmd = colorize("python -m spinup_tf2.run plot " + output_dir, "green")
+    test_cmd = colorize("python -m spinup_tf2.run test_policy " + output_dir, "green")
+    print("\n" * 5 + line + "\nEnd of experiment.\n\n\nPlot results from this run with:\n\n"
+          f"{plot_cmd}\n\n\nWatch the trained agent with:\n\n{test_cmd}\n\n\n" + line + "\n" * 5)
+
+
+def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
+                       data_dir: str | None = None, datestamp: bool = False,
+                       verbose: bool = True, **kwargs) -> tuple[list, str]:
+    """The command that runs one experiment in a fresh process, and its output
+    directory (see :func:`call_experiment`, which runs it)."""
     num_cpu = resolve_num_cpu(num_cpu)
     kwargs["seed"] = seed
-
-    print(colorize("Running experiment:\n", color="cyan", bold=True))
-    print(exp_name + "\n")
-    print(colorize("with kwargs:\n", color="cyan", bold=True))
-    print(json.dumps(convert_json(kwargs), separators=(",", ":\t"), indent=4, sort_keys=True))
-    print("\n")
+    if verbose:
+        print(colorize("Running experiment:\n", color="cyan", bold=True))
+        print(exp_name + "\n")
+        print(colorize("with kwargs:\n", color="cyan", bold=True))
+        print(json.dumps(convert_json(kwargs), separators=(",", ":\t"), indent=4,
+                         sort_keys=True))
+        print("\n")
 
     if "output_dir" in kwargs.get("logger_kwargs", {}):
-        print("Note: Call experiment is not handling logger_kwargs.\n")
+        if verbose:
+            print("Note: Call experiment is not handling logger_kwargs.\n")
     else:  # only options such as tensorboard given: add where the run goes
         kwargs["logger_kwargs"] = {**setup_logger_kwargs(exp_name, seed, data_dir, datestamp),
                                    **kwargs.get("logger_kwargs", {})}
@@ -128,19 +152,54 @@ def call_experiment(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
 
     encoded = base64.b64encode(zlib.compress(cloudpickle.dumps(thunk_plus))).decode("utf-8")
     entrypoint = osp.join(osp.abspath(osp.dirname(__file__)), "run_entrypoint.py")
-    cmd = [sys.executable or "python", entrypoint, encoded]
-    returncode = run_child(cmd, output_dir)
-    line = "=" * DIV_LINE_WIDTH
-    if returncode != 0:
-        print("\n" * 3 + line + "\n\nThere appears to have been an error in your experiment.\n\n"
-              "Check the message above to see what happened. The data written so far (if any) "
-              f"is in:\n\n    {output_dir}\n\n" + line + "\n" * 3)
-        raise subprocess.CalledProcessError(returncode, cmd[:2])
+    return [sys.executable or "python", entrypoint, encoded], output_dir
 
-    plot_cmd = colorize("python -m spinup_tf2.run plot " + output_dir, "green")
-    test_cmd = colorize("python -m spinup_tf2.run test_policy " + output_dir, "green")
-    print("\n" * 5 + line + "\nEnd of experiment.\n\n\nPlot results from this run with:\n\n"
-          f"{plot_cmd}\n\n\nWatch the trained agent with:\n\n{test_cmd}\n\n\n" + line + "\n" * 5)
+
+def run_parallel(jobs: list, parallel: int) -> None:
+    """Run ``(exp_name, cmd, output_dir)`` jobs, up to ``parallel`` at a time.
+
+    Each job's stdout and stderr go to ``<output_dir>/stdout.txt``; one line
+    is printed when a job starts and one when it ends. Ctrl-C stops all of
+    them (see :func:`run_child`). Raises CalledProcessError naming the failed
+    runs, after all have ended.
+    """
+    pending, running, failed = list(jobs), [], []
+    try:
+        while pending or running:
+            while pending and len(running) < parallel:
+                name, cmd, out = pending.pop(0)
+                os.makedirs(out, exist_ok=True)
+                log = open(osp.join(out, "stdout.txt"), "w")
+                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+                running.append((name, out, proc, log, time.time()))
+                print(f"started  {osp.basename(out)} -> {out}", flush=True)
+            for job in list(running):
+                name, out, proc, log, t0 = job
+                if proc.poll() is None:
+                    continue
+                log.close()
+                running.remove(job)
+                state = "finished" if proc.returncode == 0 else f"FAILED (exit {proc.returncode})"
+                print(f"{state} {osp.basename(out)} in {time.time() - t0:.0f} s (log: "
+                      f"{osp.join(out, 'stdout.txt')})", flush=True)
+                if proc.returncode != 0:
+                    failed.append(name)
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        for _, _, proc, _, _ in running:
+            proc.send_signal(signal.SIGINT)
+        for _, out, proc, log, _ in running:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            log.close()
+            print(colorize(f"Interrupted. The data written so far is in {out}", "yellow",
+                           bold=True), flush=True)
+        raise
+    if failed:
+        raise subprocess.CalledProcessError(1, f"runs {', '.join(failed)}")
 
 
 def run_child(cmd: list, output_dir: str) -> int:
@@ -170,19 +229,34 @@ def run_child(cmd: list, output_dir: str) -> int:
 def resolve_num_cpu(num_cpu) -> int:
     """``num_cpu`` as a number of processes: 'auto' means the physical cores.
 
-    SAC runs in one process for now: any other number is refused with the reason.
+    More than one process needs mpi4py and an MPI launcher (the ``mpi``
+    extra); more processes than cores gets a warning.
     """
-    if num_cpu == "auto":
-        import psutil
+    import psutil
 
-        num_cpu = psutil.cpu_count(logical=False) or 1
+    cores = psutil.cpu_count(logical=False) or 1
+    if num_cpu == "auto":
+        num_cpu = cores
     if not isinstance(num_cpu, int) or isinstance(num_cpu, bool) or num_cpu < 1:
         raise SpinupError(f"num_cpu (--cpu) must be a whole number >= 1 or 'auto'; "
                           f"got {num_cpu!r}.")
-    if num_cpu != 1:
-        raise SpinupError(f"num_cpu (--cpu) is {num_cpu}, but SAC runs in one process: "
-                          f"data-parallel SAC over MPI is not available yet. Use --cpu 1 (the "
-                          f"default), or run several seeds as a grid instead.")
+    if num_cpu > 1:
+        from spinup_tf2.utils.mpi_tools import find_mpirun
+
+        try:
+            import mpi4py  # noqa: F401
+        except ImportError:
+            mpi4py = None
+        if mpi4py is None or find_mpirun() is None:
+            raise SpinupError(
+                f"num_cpu (--cpu) is {num_cpu}, which runs SAC data-parallel over MPI, but "
+                f"{'mpi4py' if mpi4py is None else 'an MPI launcher (mpirun)'} is not "
+                f"installed. Install the MPI extra: pip install 'spinup_tf2[mpi]' (mpi4py and "
+                f"the mpich package, which brings mpirun), or use --cpu 1.")
+        if num_cpu > cores:
+            print(colorize(f"Warning: num_cpu={num_cpu} is more than the {cores} physical cores "
+                           f"here; the processes will share cores and run slower.", "yellow",
+                           bold=True))
     return num_cpu
 
 
@@ -318,13 +392,18 @@ class ExperimentGrid:
         return [_nest(c) for c in combos]
 
     def run(self, thunk, num_cpu: int | str = 1, data_dir: str | None = None,
-            datestamp: bool = False) -> None:
-        """Launch every variant with ``call_experiment``, one after another.
+            datestamp: bool = False, parallel: int = 1) -> None:
+        """Launch every variant with ``call_experiment``, one after another, or
+        with ``parallel=K`` up to K at a time, each writing its output to
+        ``<output_dir>/stdout.txt`` and the grid printing a line as each run
+        starts and ends.
 
         ``thunk`` is the experiment function, or the name of a grid key whose
         values are the functions. Prints the grid, the variant names, and a
         countdown of ``WAIT_BEFORE_LAUNCH`` seconds first.
         """
+        if not isinstance(parallel, int) or isinstance(parallel, bool) or parallel < 1:
+            raise SpinupError(f"parallel must be a whole number >= 1; got {parallel!r}.")
         self.print()
         variants = self.variants()
         names = sorted(set(self.variant_name(var) for var in variants))
@@ -343,8 +422,19 @@ class ExperimentGrid:
                             mininterval=0.25, bar_format="{desc}: {bar}| {remaining} {elapsed}"):
                 time.sleep(WAIT_BEFORE_LAUNCH / steps)
 
+        jobs = []
         for var in variants:
             exp_name = self.variant_name(var)
             fn = var.pop(thunk) if isinstance(thunk, str) else thunk
-            call_experiment(exp_name, fn, num_cpu=num_cpu, data_dir=data_dir,
-                            datestamp=datestamp, **var)
+            if parallel == 1:
+                call_experiment(exp_name, fn, num_cpu=num_cpu, data_dir=data_dir,
+                                datestamp=datestamp, **var)
+            else:
+                cmd, out = experiment_command(exp_name, fn, num_cpu=num_cpu, data_dir=data_dir,
+                                              datestamp=datestamp, verbose=False, **var)
+                jobs.append((exp_name, cmd, out))
+        if jobs:
+            run_parallel(jobs, parallel)
+            roots = sorted({osp.dirname(out) for _, _, out in jobs})
+            print("\nAll runs ended. Plot them with:\n\n" + colorize(
+                "python -m spinup_tf2.run plot " + " ".join(roots), "green") + "\n")

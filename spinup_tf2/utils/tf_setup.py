@@ -57,6 +57,12 @@ def set_threads(tf) -> None:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:
         cores = os.cpu_count() or 1
+    # Under an MPI launch the processes on this machine share its cores.
+    local = os.environ.get("MPI_LOCALNRANKS") or os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE")
+    if local is None and os.environ.get("IN_MPI"):
+        local = os.environ.get("PMI_SIZE")
+    if local and local.isdigit():
+        cores = max(1, cores // int(local))
     if cores > 4:
         return
     try:

@@ -21,6 +21,8 @@ from spinup_tf2.algos.sac import core
 from spinup_tf2.utils.checkpoint import load_train_state, rng_state, save_train_state, set_rng_state
 from spinup_tf2.utils.errors import SpinupError
 from spinup_tf2.utils.logx import EpochLogger
+from spinup_tf2.utils.mpi_tf2 import make_grad_averager, sync_params
+from spinup_tf2.utils.mpi_tools import num_procs, proc_id
 from spinup_tf2.utils.serialization_utils import convert_json
 from spinup_tf2.utils.tf_setup import import_tensorflow
 
@@ -248,7 +250,8 @@ def discrete_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
 
 
 def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: float,
-                polyak: float, tuner: EntropyTuner | None = None) -> Callable:
+                polyak: float, tuner: EntropyTuner | None = None,
+                average_grads: Callable | None = None) -> Callable:
     """Return ``update(obs, act, rew, obs2, done, noise)``: one SAC gradient step.
 
     ``noise`` (shape ``[2 * batch, act_dim]``) is the standard normal draw for
@@ -257,11 +260,13 @@ def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: flo
     Spinning Up's TF1 SAC, all losses come from one forward pass, then the
     policy step, the Q step, and the polyak averaging of all target variables.
     With a ``tuner``, alpha is ``exp(log_alpha)`` and log_alpha takes an Adam
-    step too. The returned dict holds the diagnostics named in
-    ``update.logged_keys``.
+    step too. With ``average_grads`` (data-parallel runs over MPI), all
+    gradients go through it, as one list, before any is applied. The returned
+    dict holds the diagnostics named in ``update.logged_keys``.
     """
     pi_vars = ac.pi.trainable_variables
     q_vars = ac.q1.trainable_variables + ac.q2.trainable_variables
+    n_pi, n_q = len(pi_vars), len(q_vars)
     var_pairs = [(v.value, vt.value) for v, vt in zip(ac.trainable_variables,
                                                        ac_targ.trainable_variables)]
 
@@ -274,22 +279,23 @@ def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: flo
                 ac, ac_targ, o, a, r, o2, d, noise, alpha_t, gamma)
             loss_q = loss_q1 + loss_q2
 
-        pi_grads = tape.gradient(loss_pi, pi_vars)
-        q_grads = tape.gradient(loss_q, q_vars)
-        pi_optimizer.apply(pi_grads)
-        q_optimizer.apply(q_grads)
-        # Polyak averaging, written as targ -= (1 - polyak) * (targ - main): one kernel a variable.
-        for v_main, v_targ in var_pairs:
-            tf.raw_ops.ResourceApplyGradientDescent(var=v_targ.handle, alpha=1.0 - polyak,
-                                                    delta=v_targ - v_main)
+        grads = tape.gradient(loss_pi, pi_vars) + tape.gradient(loss_q, q_vars)
         info = dict(LossPi=loss_pi, LossQ1=loss_q1, LossQ2=loss_q2, Q1Vals=q1, Q2Vals=q2,
                     LogPi=logp_pi)
         if tuner is not None:
             entropy_gap = tf.stop_gradient(logp_pi) + tuner.target_entropy
-            loss_alpha = -tf.reduce_mean(tuner.log_alpha * entropy_gap)
-            # d loss_alpha / d log_alpha = -mean(logp_pi + target_entropy)
-            tuner.optimizer.apply([-tf.reduce_mean(entropy_gap)])
-            info.update(Alpha=alpha_t, LossAlpha=loss_alpha)
+            info.update(Alpha=alpha_t, LossAlpha=-tf.reduce_mean(tuner.log_alpha * entropy_gap))
+            grads.append(-tf.reduce_mean(entropy_gap))  # d loss_alpha / d log_alpha
+        if average_grads is not None:  # data-parallel: the same mean gradient on every process
+            grads = average_grads(grads)
+        pi_optimizer.apply(grads[:n_pi])
+        q_optimizer.apply(grads[n_pi:n_pi + n_q])
+        if tuner is not None:
+            tuner.optimizer.apply(grads[-1:])
+        # Polyak averaging, written as targ -= (1 - polyak) * (targ - main): one kernel a variable.
+        for v_main, v_targ in var_pairs:
+            tf.raw_ops.ResourceApplyGradientDescent(var=v_targ.handle, alpha=1.0 - polyak,
+                                                    delta=v_targ - v_main)
         return info
 
     update.logged_keys = LOGGED_KEYS + (("Alpha", "LossAlpha") if tuner is not None else ())
@@ -531,6 +537,16 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     alpha, tuner_args = parse_alpha(
         alpha, target_entropy,
         DISCRETE_ENTROPY_FRACTION * np.log(n_noise) if discrete else -float(act_dim))
+    # Data-parallel over MPI: steps_per_epoch, start_steps, update_after and
+    # num_test_episodes count over all processes; each takes its share.
+    n_procs = num_procs()
+    if n_procs > 1 and resume:
+        raise SpinupError(f"resume=True is not available for data-parallel runs ({n_procs} MPI "
+                          f"processes): their checkpoints would need every process's buffer "
+                          f"and environments. Resume runs made with one process.")
+    local_steps_per_epoch = steps_per_epoch // n_procs
+    local_start_steps, local_update_after = start_steps // n_procs, update_after // n_procs
+    local_test_episodes = -(-num_test_episodes // n_procs)
     # The env's registered name, so test_policy can rebuild it without vars.pkl.
     config["env_name"] = env.spec.id if env.spec is not None else None
     checkpoint = load_checkpoint_for_resume(config, logger_kwargs) if resume else None
@@ -541,6 +557,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     logger.save_config(config)
 
     keras.utils.set_random_seed(seed)  # Python, numpy and TensorFlow: the initial weights
+    seed += 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
     env.action_space.seed(seed)
 
@@ -563,10 +580,12 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     logger.log("\nNumber of parameters: \t pi: %d, \t q1: %d, \t q2: %d, \t total: %d\n"
                % (var_counts + (sum(var_counts),)))
 
+    sync_params(ac.trainable_variables + ac_targ.trainable_variables)
     pi_optimizer, q_optimizer = make_optimizers(ac, lr)
     tuner = EntropyTuner(*tuner_args, lr) if tuner_args else None
-    update_block = make_update_block(
-        make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma, alpha, polyak, tuner))
+    update_block = make_update_block(make_update(
+        ac, ac_targ, pi_optimizer, q_optimizer, gamma, alpha, polyak, tuner,
+        average_grads=make_grad_averager()))
 
     logger.setup_tf2_saver(core.ActorCriticExport(ac, obs_dim, n_noise))
     get_action = make_get_action(ac, rng, n_noise, discrete)
@@ -586,7 +605,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         return env.reset()[0]
 
     def test_agent():
-        for j in range(num_test_episodes):
+        for j in range(local_test_episodes):
             o, _ = test_env.reset(seed=loop.pop("test_seed", None))
             ep_ret, ep_len, done = 0.0, 0, False
             while not done and ep_len < max_ep_len:
@@ -605,7 +624,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             episode_actions=np.array(loop["episode_actions"]))
         save_train_state(logger.output_dir, arrays, state)
 
-    total_steps = steps_per_epoch * epochs
+    total_steps = local_steps_per_epoch * epochs
     o = env.reset(seed=seed)[0]
     if checkpoint is not None:
         arrays, state = checkpoint
@@ -617,12 +636,13 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             normalizer.load_state(state["normalizer"])
         get_action.refresh()
     start_time = time.time() - loop["elapsed"]
-    progress = EpochProgress(steps_per_epoch, epochs, enabled=sys.stdout.isatty())
+    progress = EpochProgress(local_steps_per_epoch, epochs,
+                             enabled=sys.stdout.isatty() and proc_id() == 0)
 
     for t in range(loop["t"], total_steps):
 
         # Uniformly random actions explore for the first start_steps steps; the policy acts after.
-        a = get_action(o) if t > start_steps else env.action_space.sample()
+        a = get_action(o) if t > local_start_steps else env.action_space.sample()
 
         o2, r, terminated, truncated, _ = env.step(a)
         loop["episode_actions"].append(a)
@@ -643,7 +663,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             loop["ep_ret"], loop["ep_len"] = 0.0, 0
 
         # Every update_every steps, as many updates, in one compiled call.
-        if t >= update_after and t % update_every == 0:
+        if t >= local_update_after and t % update_every == 0:
             if normalizer is not None:
                 normalizer.update(np.array(loop["new_obs"]))
                 loop["new_obs"] = []
@@ -652,15 +672,15 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                                         dtype=np.float32)
             info = {k: np.asarray(v) for k, v in
                     update_block(*(batch[k] for k in BATCH_KEYS), noise).items()}
-            check_finite(info, t, steps_per_epoch, loop["saved_epoch"], logger)
+            check_finite(info, t, local_steps_per_epoch, loop["saved_epoch"], logger)
             logger.store(**info)
             get_action.refresh()
 
         if progress.enabled and (t + 1) % update_every == 0:
             progress.update(t + 1)
 
-        if (t + 1) % steps_per_epoch == 0:  # the epoch ends: save, test, log
-            epoch = (t + 1) // steps_per_epoch
+        if (t + 1) % local_steps_per_epoch == 0:  # the epoch ends: save, test, log
+            epoch = (t + 1) // local_steps_per_epoch
             saving = (epoch % save_freq == 0) or (epoch == epochs)
 
             if saving:
@@ -674,7 +694,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             logger.log_tabular("TestEpRet", with_min_and_max=True)
             logger.log_tabular("EpLen", average_only=True)
             logger.log_tabular("TestEpLen", average_only=True)
-            logger.log_tabular("TotalEnvInteracts", t + 1)
+            logger.log_tabular("TotalEnvInteracts", (t + 1) * n_procs)
             logger.log_tabular("Q1Vals", with_min_and_max=True)
             logger.log_tabular("Q2Vals", with_min_and_max=True)
             logger.log_tabular("LogPi", with_min_and_max=True)
@@ -691,7 +711,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             # The training checkpoint comes after the row, so that resuming
             # from it never repeats or skips a row.
             loop.update(t=t + 1, epoch=epoch, elapsed=time.time() - start_time)
-            if saving and logger.output_dir is not None:
+            if saving and logger.output_dir is not None and n_procs == 1:
                 save_checkpoint()
     progress.close()
     return ac

@@ -1,0 +1,124 @@
+"""Data-parallel SAC over MPI, with a real `mpirun` (the pip package mpich)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from spinup_tf2.utils import mpi_tools
+from spinup_tf2.utils.mpi_tools import find_mpirun
+
+MPIRUN = find_mpirun()
+
+
+def mpirun(n, *args, timeout=600):
+    env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0")
+    return subprocess.run([MPIRUN, "-np", str(n), sys.executable, *args], capture_output=True,
+                          text=True, timeout=timeout, env=env)
+
+
+def test_helpers_with_one_process_and_no_launcher():
+    assert mpi_tools.proc_id() == 0 and mpi_tools.num_procs() == 1
+    np.testing.assert_allclose(mpi_tools.mpi_avg(np.array([1.0, 3.0])), [1.0, 3.0])
+    assert mpi_tools.mpi_sum(2.5) == 2.5
+    mean, std, lo, hi = mpi_tools.mpi_statistics_scalar([1.0, 2.0, 3.0, 6.0], True)
+    assert (mean, lo, hi) == (3.0, 1.0, 6.0) and std == pytest.approx(np.std([1, 2, 3, 6]))
+    import tensorflow as tf
+
+    from spinup_tf2.utils.mpi_tf2 import make_grad_averager, params_in_sync, sync_params
+    v = [tf.Variable([1.0, 2.0])]
+    sync_params(v)
+    assert params_in_sync(v) and make_grad_averager() is None
+    assert v[0].numpy().tolist() == [1.0, 2.0]
+    mpi_tools.mpi_fork(1)  # nothing to do
+
+
+SYNC_SCRIPT = """
+import json, numpy as np, gymnasium as gym, keras
+from spinup_tf2.algos.sac import core, sac as S
+from spinup_tf2.utils import mpi_tools as M
+from spinup_tf2.utils.mpi_tf2 import make_grad_averager, params_in_sync, sync_params
+env = gym.make("Pendulum-v1")
+keras.utils.set_random_seed(M.proc_id())  # different weights on each rank, on purpose
+ac, ac_targ = S.build_actor_critics(core.MLPActorCritic, env.observation_space,
+                                    env.action_space, dict(hidden_sizes=(16,)))
+variables = ac.trainable_variables + ac_targ.trainable_variables
+before = params_in_sync(variables)
+sync_params(variables)
+synced = params_in_sync(variables)
+pi_opt, q_opt = S.make_optimizers(ac, 1e-3)
+tuner = S.EntropyTuner(1.0, -1.0, 1e-3)
+block = S.make_update_block(S.make_update(ac, ac_targ, pi_opt, q_opt, 0.99, 0.2, 0.995, tuner,
+                                          average_grads=make_grad_averager()))
+rng = np.random.default_rng(100 + M.proc_id())  # each rank its own minibatches
+f = np.float32
+n, b = 7, 8
+data = (rng.normal(size=(n, b, 3)).astype(f), rng.uniform(-2, 2, (n, b, 1)).astype(f),
+        rng.normal(size=(n, b)).astype(f), rng.normal(size=(n, b, 3)).astype(f),
+        np.zeros((n, b), f), rng.normal(size=(n, 2 * b, 1)).astype(f))
+loss = float(block(*data)["LossQ1"].numpy()[0])
+after = params_in_sync(variables + tuner.variables + pi_opt.variables + q_opt.variables)
+# Make rank 1 drift: the check must notice.
+if M.proc_id() == 1:
+    ac.pi.trainable_variables[0].assign_add(np.full(ac.pi.trainable_variables[0].shape, 1e-3))
+drifted = params_in_sync(variables)
+print("RESULT " + json.dumps(dict(rank=M.proc_id(), size=M.num_procs(), before=before,
+                                  synced=synced, after=after, drifted=drifted, loss=loss)))
+"""
+
+
+def test_two_ranks_keep_identical_weights_and_mismatch_is_detected(tmp_path):
+    import json
+
+    script = tmp_path / "sync.py"
+    script.write_text(SYNC_SCRIPT)
+    res = mpirun(2, str(script))
+    assert res.returncode == 0, res.stderr[-3000:]
+    results = [json.loads(ln[7:]) for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert sorted(r["rank"] for r in results) == [0, 1]
+    for r in results:
+        assert r["size"] == 2
+        assert r["before"] is False and r["synced"] is True
+        assert r["after"] is True  # K updates on different minibatches, weights still equal
+        assert r["drifted"] is False
+    assert results[0]["loss"] != results[1]["loss"]  # the ranks did see different data
+
+
+def test_cli_cpu_2_only_rank_0_writes(tmp_path):
+    res = subprocess.run(
+        [sys.executable, "-m", "spinup_tf2.run", "sac", "--env", "Pendulum-v1", "--exp_name",
+         "mp", "--cpu", "2", "--data_dir", str(tmp_path), "--epochs", "2",
+         "--steps_per_epoch", "800", "--start_steps", "400", "--update_after", "200",
+         "--num_test_episodes", "2", "--hid", "[16]"],
+        capture_output=True, text=True, timeout=600,
+        env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"))
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.count("Logging data to") == 1
+    assert res.stdout.count("|             Epoch |               2 |") == 1
+    run = tmp_path / "mp" / "mp_s0"
+    lines = (run / "progress.txt").read_text().splitlines()
+    header = lines[0].split("\t")
+    col = header.index("TotalEnvInteracts")
+    assert [ln.split("\t")[col] for ln in lines[1:]] == ["800", "1600"]
+    assert sorted(os.listdir(run)) == ["config.json", "progress.txt", "tf2_save", "vars.pkl"]
+
+
+@pytest.mark.slow
+def test_two_rank_pendulum_learns(tmp_path):
+    out = str(tmp_path / "mpi_pendulum")
+    script = tmp_path / "learn.py"
+    script.write_text(
+        "import sys, gymnasium as gym\nfrom spinup_tf2 import sac\n"
+        "sac(lambda: gym.make('Pendulum-v1'), seed=0, epochs=6, steps_per_epoch=2000, "
+        "start_steps=2000, logger_kwargs=dict(output_dir=sys.argv[1]))\n")
+    res = mpirun(2, str(script), out, timeout=1200)
+    assert res.returncode == 0, res.stderr[-3000:]
+    lines = open(os.path.join(out, "progress.txt")).read().splitlines()
+    header = lines[0].split("\t")
+    rets = [float(ln.split("\t")[header.index("AverageTestEpRet")]) for ln in lines[1:]]
+    steps = [int(ln.split("\t")[header.index("TotalEnvInteracts")]) for ln in lines[1:]]
+    print(f"2 ranks: AverageTestEpRet by epoch {[round(r, 1) for r in rets]} at {steps}")
+    assert steps[-1] == 12000
+    assert max(rets) > -300 and rets[-1] > -300, rets
