@@ -1,0 +1,107 @@
+"""Our MuJoCo learning curves against Spinning Up's published SAC curves.
+
+    python benchmarks/compare_curves.py            # figures + table from data/benchmarks/
+
+Spinning Up's curves (``spinup_tf2/data/spinningup_sac_curves.csv``) are test
+returns every 10k steps, each seed smoothed over an 11-point window, then
+averaged over 10 seeds. Our runs test every 4,000 steps, so each of our seeds is
+first interpolated to the same 10k-step points, then smoothed with the same
+11-point window (``plot.smooth_curve``, Spinning Up's edge-renormalised moving
+average), then averaged over seeds. Writes ``benchmarks/<env>_vs_spinningup.png``
+and ``benchmarks/learning_table.md``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import os.path as osp
+import sys
+
+import numpy as np
+import pandas as pd
+
+REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+ENVS = {"HalfCheetah-v5": "halfcheetah", "Hopper-v5": "hopper"}
+CHECKPOINTS = (100_000, 200_000, 300_000)
+
+
+def our_curves(env: str, data_dir: str, min_epochs: int = 75) -> tuple[np.ndarray, np.ndarray]:
+    """``(steps, smoothed)``: 10k-step points and one smoothed row per finished
+    seed (a run with at least ``min_epochs`` rows)."""
+    from spinup_tf2.utils.plot import smooth_curve
+
+    rows = []
+    steps = None
+    for path in sorted(glob.glob(osp.join(data_dir, f"sac-{env.lower()}", "*", "progress.txt"))):
+        df = pd.read_table(path)
+        if len(df) < min_epochs:
+            print(f"skipped (unfinished, {len(df)} epochs): {path}")
+            continue
+        x, y = df["TotalEnvInteracts"].to_numpy(), df["AverageTestEpRet"].to_numpy()
+        grid = np.arange(10_000, x.max() + 1, 10_000)
+        if steps is None or len(grid) < len(steps):
+            steps = grid
+        rows.append(smooth_curve(np.interp(grid, x, y), 11))
+    if not rows:
+        return np.zeros(0), np.zeros((0, 0))
+    return steps, np.array([r[:len(steps)] for r in rows])
+
+
+def main() -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    ref = pd.read_csv(osp.join(REPO, "spinup_tf2", "data", "spinningup_sac_curves.csv"))
+    data_dir = osp.join(REPO, "data", "benchmarks")
+    sns.set_theme(style="darkgrid", font_scale=1.2)
+    table = ["| env | steps | spinup_tf2 (mean ± sd, seeds) | Spinning Up PyTorch | "
+             "Spinning Up TF1 |", "|---|---:|---:|---:|---:|"]
+    for env, key in ENVS.items():
+        steps, curves = our_curves(env, data_dir)
+        if len(curves) == 0:
+            print(f"{env}: no runs in {data_dir}")
+            continue
+        mean, sd = curves.mean(0), curves.std(0)
+        fig, ax = plt.subplots(figsize=(8, 5))
+        line, = ax.plot(steps, mean, label=f"spinup_tf2 ({env}, {len(curves)} seeds)")
+        ax.fill_between(steps, mean - sd, mean + sd, color=line.get_color(), alpha=0.2)
+        for version, label in (("pyt", "Spinning Up PyTorch (-v3, 10 seeds)"),
+                               ("tf1", "Spinning Up TF1 (-v3, 10 seeds)")):
+            part = ref[(ref.env == key) & (ref.version == version)
+                       & (ref.timesteps <= steps.max())]
+            ln, = ax.plot(part.timesteps, part.mean_smoothed, "--", label=label)
+            ax.fill_between(part.timesteps, part.mean_smoothed - part.sd_over_seeds,
+                            part.mean_smoothed + part.sd_over_seeds, color=ln.get_color(),
+                            alpha=0.1)
+        ax.set_xlabel("TotalEnvInteracts")
+        ax.set_ylabel("AverageTestEpRet, smoothed")
+        ax.ticklabel_format(style="sci", axis="x", scilimits=(0, 0))
+        ax.legend(loc="lower right", fontsize=10)
+        fig.tight_layout()
+        png = osp.join(REPO, "benchmarks", f"{key}_vs_spinningup.png")
+        fig.savefig(png, dpi=100)
+        print(f"wrote {png}")
+        for c in CHECKPOINTS:
+            if c > steps.max():
+                continue
+            i = int(np.searchsorted(steps, c))
+            refs = []
+            for version in ("pyt", "tf1"):
+                r = ref[(ref.env == key) & (ref.version == version) & (ref.timesteps == c)]
+                refs.append(f"{r.mean_smoothed.iloc[0]:.0f} ± {r.sd_over_seeds.iloc[0]:.0f}")
+            table.append(f"| {env} | {c // 1000}k | {mean[i]:.0f} ± {sd[i]:.0f} ({len(curves)}) "
+                         f"| {refs[0]} | {refs[1]} |")
+    text = "\n".join(table) + "\n"
+    with open(osp.join(REPO, "benchmarks", "learning_table.md"), "w") as f:
+        f.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    sys.exit(main())
