@@ -122,3 +122,15 @@ def test_two_rank_pendulum_learns(tmp_path):
     print(f"2 ranks: AverageTestEpRet by epoch {[round(r, 1) for r in rets]} at {steps}")
     assert steps[-1] == 12000
     assert max(rets) > -300 and rets[-1] > -300, rets
+
+
+def test_num_cpu_auto_and_oversubscription_warning(capsys):
+    import psutil
+
+    from spinup_tf2.utils.run_utils import resolve_num_cpu
+
+    assert resolve_num_cpu("auto") == (psutil.cpu_count(logical=False) or 1)
+    assert "Warning" not in capsys.readouterr().out
+    assert resolve_num_cpu(64) == 64
+    out = capsys.readouterr().out
+    assert "num_cpu=64 is more than the" in out and "physical cores" in out
