@@ -36,7 +36,7 @@ def test_helpers_with_one_process_and_no_launcher():
 
 
 SYNC_SCRIPT = """
-import json, numpy as np, gymnasium as gym, keras
+import json, sys, numpy as np, gymnasium as gym, keras
 from spinup_tf2.algos.sac import core, sac as S
 from spinup_tf2.utils import mpi_tools as M
 from spinup_tf2.utils.mpi_tf2 import make_grad_averager, params_in_sync, sync_params
@@ -64,8 +64,10 @@ after = params_in_sync(variables + tuner.variables + pi_opt.variables + q_opt.va
 if M.proc_id() == 1:
     ac.pi.trainable_variables[0].assign_add(np.full(ac.pi.trainable_variables[0].shape, 1e-3))
 drifted = params_in_sync(variables)
-print("RESULT " + json.dumps(dict(rank=M.proc_id(), size=M.num_procs(), before=before,
-                                  synced=synced, after=after, drifted=drifted, loss=loss)))
+# One file per rank: lines printed by two ranks at once can interleave.
+with open(f"{sys.argv[1]}/result_{M.proc_id()}.json", "w") as f:
+    json.dump(dict(rank=M.proc_id(), size=M.num_procs(), before=before, synced=synced,
+                   after=after, drifted=drifted, loss=loss), f)
 """
 
 
@@ -74,9 +76,9 @@ def test_two_ranks_keep_identical_weights_and_mismatch_is_detected(tmp_path):
 
     script = tmp_path / "sync.py"
     script.write_text(SYNC_SCRIPT)
-    res = mpirun(2, str(script))
+    res = mpirun(2, str(script), str(tmp_path))
     assert res.returncode == 0, res.stderr[-3000:]
-    results = [json.loads(ln[7:]) for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
+    results = [json.load(open(tmp_path / f"result_{rank}.json")) for rank in (0, 1)]
     assert sorted(r["rank"] for r in results) == [0, 1]
     for r in results:
         assert r["size"] == 2
