@@ -403,6 +403,11 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     """
     Soft Actor-Critic (SAC), as Spinning Up runs it, in TensorFlow 2 / Keras 3.
 
+    Under ``mpirun -np N`` (or ``--cpu N``) it runs data-parallel: each process
+    has its own environments and replay buffer, every update averages the
+    gradients of all processes, and ``steps_per_epoch``, ``start_steps``,
+    ``update_after`` and ``num_test_episodes`` count over all of them.
+
 
     Args:
         env_fn : Makes one environment (gymnasium API) per call; SAC makes
