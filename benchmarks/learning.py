@@ -8,9 +8,10 @@ Hopper-v5, 300k steps (75 epochs of 4,000) for each of 3 seeds.
 Runs go to ``data/benchmarks/sac-<env>/sac-<env>_s<seed>/`` as standard run
 directories. A run whose progress.txt already has all its epochs is skipped, so
 the script can be stopped and started again, or run seed by seed; an
-unfinished run is started over (its directory is replaced). Each run is a fresh
-process (``call_experiment``). Only config.json and progress.txt are tracked in
-git (see .gitignore); checkpoints stay local.
+unfinished run resumes from its last training checkpoint (``resume=True``), or
+starts over if it has none. Each run is a fresh process (``call_experiment``).
+Only config.json and progress.txt are tracked in git (see .gitignore);
+checkpoints stay local.
 """
 
 import argparse
@@ -60,12 +61,13 @@ def main() -> int:
                   flush=True)
             if a.dry_run:
                 continue
-            if osp.exists(out):
+            resume = osp.isdir(osp.join(out, "train_state"))
+            if osp.exists(out) and not resume:
                 shutil.rmtree(out)
             import spinup_tf2
 
             call_experiment(exp_name, spinup_tf2.sac, seed=seed, data_dir=a.data_dir,
-                            env_name=env, epochs=a.epochs)
+                            env_name=env, epochs=a.epochs, resume=resume)
     return 0
 
 
