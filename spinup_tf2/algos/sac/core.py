@@ -173,7 +173,26 @@ class MLPQFunction(keras.Model):
         return tf.squeeze(q, -1)
 
 
-class MLPActorCritic:
+class ActorCritic:
+    """What the two actor-critics share: ``trainable_variables`` and ``act``."""
+
+    @property
+    def trainable_variables(self) -> list:
+        """The Keras variables of pi, q1 and q2, in that order."""
+        return (self.pi.trainable_variables + self.q1.trainable_variables
+                + self.q2.trainable_variables)
+
+    def act(self, obs, deterministic: bool = False) -> np.ndarray:
+        """Action(s) for a numpy observation (batch or single), as numpy."""
+        obs = np.asarray(obs, dtype=np.float32)
+        single = obs.ndim == 1
+        a, _ = self.pi(obs[None] if single else obs, deterministic=deterministic,
+                       with_logprob=False)
+        a = a.numpy()
+        return a[0] if single else a
+
+
+class MLPActorCritic(ActorCritic):
     """Owns ``.pi`` (actor), ``.q1`` and ``.q2`` (critics), all built on construction.
 
     Args:
@@ -200,21 +219,6 @@ class MLPActorCritic:
                                name="q1")
         self.q2 = MLPQFunction(obs_dim, act_dim, hidden_sizes, activation, obs_normalizer,
                                name="q2")
-
-    @property
-    def trainable_variables(self) -> list:
-        """The Keras variables of pi, q1 and q2, in that order."""
-        return (self.pi.trainable_variables + self.q1.trainable_variables
-                + self.q2.trainable_variables)
-
-    def act(self, obs, deterministic: bool = False) -> np.ndarray:
-        """Action(s) for a numpy observation (batch or single), as numpy."""
-        obs = np.asarray(obs, dtype=np.float32)
-        single = obs.ndim == 1
-        a, _ = self.pi(obs[None] if single else obs, deterministic=deterministic,
-                       with_logprob=False)
-        a = a.numpy()
-        return a[0] if single else a
 
 
 class CategoricalMLPActor(keras.Model):
@@ -276,7 +280,7 @@ class DiscreteMLPQFunction(keras.Model):
         return tf.gather(q, act, batch_dims=1)
 
 
-class DiscreteMLPActorCritic:
+class DiscreteMLPActorCritic(ActorCritic):
     """The actor-critic for a ``gymnasium.spaces.Discrete`` action space:
     ``.pi`` (categorical), ``.q1``, ``.q2`` (one output per action). Same
     arguments as :class:`MLPActorCritic`."""
@@ -293,12 +297,6 @@ class DiscreteMLPActorCritic:
                                        name="q1")
         self.q2 = DiscreteMLPQFunction(obs_dim, n, hidden_sizes, activation, obs_normalizer,
                                        name="q2")
-
-    trainable_variables = MLPActorCritic.trainable_variables
-
-    def act(self, obs, deterministic: bool = False) -> np.ndarray:
-        """Action index (or indices) for a numpy observation (or batch)."""
-        return MLPActorCritic.act(self, obs, deterministic)
 
 
 _NUMPY_ACTIVATIONS = {
@@ -317,81 +315,71 @@ def _numpy_activation(fn):
 
 
 class NumpyActor:
-    """The forward pass of a :class:`SquashedGaussianMLPActor` in numpy.
+    """The forward pass of an MLP actor in numpy, for acting.
 
     Acting needs one small forward pass per environment step. A ``tf.function``
     call costs hundreds of microseconds of dispatch for microseconds of
     arithmetic, so the training loop acts with a numpy copy of the weights,
-    refreshed (``refresh()``) after every block of updates.
+    refreshed (``refresh()``) after every block of updates. Calling it with
+    ``(obs, noise)`` gives the action; zero noise gives the deterministic one.
 
     Use :meth:`maybe` to get one: it returns None for actors it cannot mirror
     (another architecture, or an activation it has no numpy form for).
     """
 
-    def __init__(self, actor: SquashedGaussianMLPActor):
+    def __init__(self, actor, heads: tuple):
         self.actor = actor
-        self.layers = [layer for layer in actor.net.layers]
+        self.layers = list(actor.net.layers)
         self.acts = [_numpy_activation(layer.activation) for layer in self.layers]
-        self.act_limit = getattr(actor, "act_limit", None)
+        self.head_layers = heads
         self.refresh()
 
     @classmethod
     def maybe(cls, actor) -> "NumpyActor | None":
         """A NumpyActor for ``actor`` when it can mirror it exactly, else None."""
-        if isinstance(actor, CategoricalMLPActor):
-            if any(_numpy_activation(layer.activation) is None for layer in actor.net.layers):
-                return None
-            return NumpyCategoricalActor(actor)
-        if not isinstance(actor, SquashedGaussianMLPActor):
+        if not isinstance(actor, (SquashedGaussianMLPActor, CategoricalMLPActor)):
             return None
         if any(_numpy_activation(layer.activation) is None for layer in actor.net.layers):
             return None
-        return cls(actor)
+        if isinstance(actor, CategoricalMLPActor):
+            return NumpyCategoricalActor(actor, (actor.logits_layer,))
+        return NumpyGaussianActor(actor, (actor.mu_layer, actor.log_std_layer))
 
     def refresh(self) -> None:
-        """Copy the actor's current weights."""
+        """Copy the actor's current weights (and observation statistics)."""
         self.hidden = [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.layers]
-        self.mu = (self.actor.mu_layer.kernel.numpy(), self.actor.mu_layer.bias.numpy())
-        self.log_std = (self.actor.log_std_layer.kernel.numpy(),
-                        self.actor.log_std_layer.bias.numpy())
+        self.heads = [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.head_layers]
         normalizer = self.actor.obs_normalizer
         self.norm = None if normalizer is None else (normalizer.np_mean_f32,
                                                      normalizer.np_scale_f32)
 
-    def __call__(self, obs: np.ndarray, noise: np.ndarray) -> np.ndarray:
-        """Action for observation(s) ``obs``: ``act_limit * tanh(mu + std * noise)``.
-        Zero noise gives the deterministic action."""
+    def features(self, obs: np.ndarray) -> list:
+        """The heads' outputs for observation(s) ``obs``."""
         x = np.asarray(obs, dtype=np.float32)
         if self.norm is not None:
             x = np.clip((x - self.norm[0]) / self.norm[1], -ObsNormalizer.CLIP, ObsNormalizer.CLIP)
         for (w, b), act in zip(self.hidden, self.acts):
             x = act(x @ w + b)
-        mu = x @ self.mu[0] + self.mu[1]
-        log_std = np.clip(x @ self.log_std[0] + self.log_std[1], LOG_STD_MIN, LOG_STD_MAX)
-        return self.act_limit * np.tanh(mu + np.exp(log_std) * noise)
+        return [x @ w + b for w, b in self.heads]
+
+
+class NumpyGaussianActor(NumpyActor):
+    """For a :class:`SquashedGaussianMLPActor`: ``act_limit * tanh(mu + std * noise)``
+    with standard normal noise."""
+
+    def __call__(self, obs: np.ndarray, noise: np.ndarray) -> np.ndarray:
+        mu, log_std = self.features(obs)
+        log_std = np.clip(log_std, LOG_STD_MIN, LOG_STD_MAX)
+        return self.actor.act_limit * np.tanh(mu + np.exp(log_std) * noise)
 
 
 class NumpyCategoricalActor(NumpyActor):
-    """:class:`NumpyActor` for a :class:`CategoricalMLPActor`: ``argmax(logits +
-    noise)`` with Gumbel noise samples an action; zero noise gives the most
-    likely one."""
+    """For a :class:`CategoricalMLPActor`: ``argmax(logits + noise)``; Gumbel noise
+    makes it a sample."""
 
-    def refresh(self) -> None:
-        """Copy the actor's current weights."""
-        self.hidden = [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.layers]
-        self.logits = (self.actor.logits_layer.kernel.numpy(),
-                       self.actor.logits_layer.bias.numpy())
-        normalizer = self.actor.obs_normalizer
-        self.norm = None if normalizer is None else (normalizer.np_mean_f32,
-                                                     normalizer.np_scale_f32)
-
-    def __call__(self, obs: np.ndarray, noise: np.ndarray):
-        x = np.asarray(obs, dtype=np.float32)
-        if self.norm is not None:
-            x = np.clip((x - self.norm[0]) / self.norm[1], -ObsNormalizer.CLIP, ObsNormalizer.CLIP)
-        for (w, b), act in zip(self.hidden, self.acts):
-            x = act(x @ w + b)
-        return np.argmax(x @ self.logits[0] + self.logits[1] + noise, axis=-1)
+    def __call__(self, obs: np.ndarray, noise: np.ndarray) -> np.ndarray:
+        (logits,) = self.features(obs)
+        return np.argmax(logits + noise, axis=-1)
 
 
 class ActorCriticExport(tf.Module):
