@@ -10,6 +10,7 @@ import time
 import gymnasium as gym
 import numpy as np
 import pytest
+from progress_file import read_progress
 
 from spinup_tf2 import sac
 from spinup_tf2.algos.sac import core
@@ -21,13 +22,10 @@ TINY = dict(steps_per_epoch=400, start_steps=200, update_after=100, update_every
 
 
 def rows(path):
-    lines = open(os.path.join(path, "progress.txt")).read().splitlines()
-    header = lines[0].split("\t")
-    out = []
-    for line in lines[1:]:
-        row = dict(zip(header, line.split("\t")))
+    """progress.txt without the Time column (the only one allowed to differ)."""
+    header, out = read_progress(path)
+    for row in out:
         row.pop("Time")
-        out.append(row)
     return header, out
 
 

@@ -4,6 +4,7 @@ import os
 
 import gymnasium as gym
 import pytest
+from progress_file import column
 
 from spinup_tf2 import sac
 
@@ -15,10 +16,8 @@ def test_pendulum_learns_within_12k_steps(seed, tmp_path):
     # Spinning Up's defaults except epochs, steps_per_epoch and start_steps.
     sac(lambda: gym.make("Pendulum-v1"), seed=seed, epochs=6, steps_per_epoch=2000,
         start_steps=2000, logger_kwargs=dict(output_dir=out))
-    lines = open(os.path.join(out, "progress.txt")).read().splitlines()
-    header = lines[0].split("\t")
-    test_returns = [float(line.split("\t")[header.index("AverageTestEpRet")]) for line in lines[1:]]
-    steps = [int(line.split("\t")[header.index("TotalEnvInteracts")]) for line in lines[1:]]
+    test_returns = column(out, "AverageTestEpRet")
+    steps = column(out, "TotalEnvInteracts", int)
     print(f"seed {seed}: AverageTestEpRet by epoch {[round(r, 1) for r in test_returns]}")
     assert steps[-1] == 12000
     assert max(test_returns) > -250, test_returns
@@ -30,11 +29,8 @@ def test_pendulum_learns_with_auto_alpha(tmp_path):
     out = str(tmp_path / "pendulum_auto")
     sac(lambda: gym.make("Pendulum-v1"), seed=0, epochs=6, steps_per_epoch=2000,
         start_steps=2000, alpha="auto", logger_kwargs=dict(output_dir=out))
-    lines = open(os.path.join(out, "progress.txt")).read().splitlines()
-    header = lines[0].split("\t")
-    col = header.index("AverageTestEpRet")
-    test_returns = [float(line.split("\t")[col]) for line in lines[1:]]
-    alphas = [float(line.split("\t")[header.index("Alpha")]) for line in lines[1:]]
+    test_returns = column(out, "AverageTestEpRet")
+    alphas = column(out, "Alpha")
     print(f"alpha='auto': AverageTestEpRet {[round(r, 1) for r in test_returns]}, "
           f"Alpha {[round(a, 3) for a in alphas]}")
     assert test_returns[-1] > -250, test_returns

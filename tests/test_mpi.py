@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+from progress_file import column
 
 from spinup_tf2.utils import mpi_tools
 from spinup_tf2.utils.mpi_tools import find_mpirun
@@ -100,10 +101,7 @@ def test_cli_cpu_2_only_rank_0_writes(tmp_path):
     assert res.stdout.count("Logging data to") == 1
     assert res.stdout.count("|             Epoch |               2 |") == 1
     run = tmp_path / "mp" / "mp_s0"
-    lines = (run / "progress.txt").read_text().splitlines()
-    header = lines[0].split("\t")
-    col = header.index("TotalEnvInteracts")
-    assert [ln.split("\t")[col] for ln in lines[1:]] == ["800", "1600"]
+    assert column(run, "TotalEnvInteracts", int) == [800, 1600]
     assert sorted(os.listdir(run)) == ["config.json", "progress.txt", "tf2_save", "vars.pkl"]
 
 
@@ -117,10 +115,8 @@ def test_two_rank_pendulum_learns(tmp_path):
         "start_steps=2000, logger_kwargs=dict(output_dir=sys.argv[1]))\n")
     res = mpirun(2, str(script), out, timeout=1200)
     assert res.returncode == 0, res.stderr[-3000:]
-    lines = open(os.path.join(out, "progress.txt")).read().splitlines()
-    header = lines[0].split("\t")
-    rets = [float(ln.split("\t")[header.index("AverageTestEpRet")]) for ln in lines[1:]]
-    steps = [int(ln.split("\t")[header.index("TotalEnvInteracts")]) for ln in lines[1:]]
+    rets = column(out, "AverageTestEpRet")
+    steps = column(out, "TotalEnvInteracts", int)
     print(f"2 ranks: AverageTestEpRet by epoch {[round(r, 1) for r in rets]} at {steps}")
     assert steps[-1] == 12000
     assert max(rets) > -300 and rets[-1] > -300, rets

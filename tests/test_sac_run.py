@@ -9,6 +9,7 @@ import gymnasium as gym
 import joblib
 import numpy as np
 import pytest
+from progress_file import read_progress
 
 from spinup_tf2 import sac
 
@@ -20,12 +21,6 @@ TF1_COLUMNS = (
 
 TINY = dict(steps_per_epoch=400, epochs=3, start_steps=200, update_after=100, update_every=50,
             batch_size=32, num_test_episodes=2, ac_kwargs=dict(hidden_sizes=(32, 32)))
-
-
-def read_progress(path):
-    lines = open(os.path.join(path, "progress.txt")).read().splitlines()
-    header = lines[0].split("\t")
-    return header, [dict(zip(header, line.split("\t"))) for line in lines[1:]]
 
 
 @pytest.fixture(scope="module")

@@ -308,7 +308,7 @@ def make_update_block(update: Callable, jit_compile: bool = False) -> Callable:
     runs the n updates in order inside one call and returns the diagnostics
     stacked the same way."""
 
-    keys = getattr(update, "logged_keys", LOGGED_KEYS)
+    keys = update.logged_keys
 
     @tf.function(jit_compile=jit_compile, reduce_retracing=True)
     def update_block(o, a, r, o2, d, noise):
@@ -349,13 +349,11 @@ def check_sac_args(steps_per_epoch, epochs, replay_size, gamma, polyak, lr, alph
         need(is_num(val) and 0.0 <= val <= 1.0,
              f"sac() got {name}={val!r}, but {name} must be a number in [0, 1].")
     need(is_num(lr) and lr > 0, f"sac() got lr={lr!r}, but the learning rate must be a number > 0.")
-    if isinstance(alpha, str):
-        parse_alpha(alpha, target_entropy, -1.0)  # checks the form only
-    else:
+    if not isinstance(alpha, str):
         need(is_num(alpha) and alpha >= 0,
              f"sac() got alpha={alpha!r}, but alpha (the entropy coefficient) must be a number "
              f">= 0, 'auto' or 'auto_<initial alpha>'.")
-        parse_alpha(alpha, target_entropy, -1.0)
+    parse_alpha(alpha, target_entropy, -1.0)  # the form of alpha and target_entropy
     first_update = -(-update_after // update_every) * update_every  # first t >= update_after
     need(first_update < steps_per_epoch,
          f"sac() got steps_per_epoch={steps_per_epoch} with update_after={update_after} and "
@@ -502,7 +500,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             The last epoch is always saved.
 
         target_entropy (float): The entropy alpha is tuned towards when
-            ``alpha`` is ``'auto...'`` (default ``-act_dim``).
+            ``alpha`` is ``'auto...'`` (default ``-act_dim``; with n discrete
+            actions ``0.5 * log(n)``).
 
         resume (bool): Continue the run in ``logger_kwargs['output_dir']``
             from its last training checkpoint, appending to its progress.txt.
