@@ -1,0 +1,172 @@
+"""Where one SAC update's time goes, and the lowest time TensorFlow's kernels allow.
+
+    python benchmarks/floor.py [--env HalfCheetah-v5] [--blocks 30]
+
+Times four things on this machine, each as microseconds per update (medians over
+``--blocks`` compiled blocks of 50 updates, Spinning Up's networks and batch):
+
+1. ``block``: the real fused update block of ``sac()`` (what ``speed.py`` times).
+2. ``matmuls``: only the matrix products one update needs (forward and backward,
+   listed by :func:`update_matmuls`), split into two independent chains so that
+   both cores are busy all the time: the arithmetic at TensorFlow's kernel speed,
+   with perfect parallelism and nothing else.
+3. ``optimizer``: the Adam steps and the polyak averaging alone, on the real
+   variables with fixed gradients (memory-bound: they stream every parameter,
+   both Adam moments and the targets).
+4. ``fixed``: the real block with 8-unit networks on a batch of 2, where the
+   arithmetic is negligible: the cost of running the graph's ~500 ops at all.
+
+``matmuls + optimizer + fixed`` is a floor for one float32 update made of
+TensorFlow ops on this machine; comparing it with ``block`` shows how much a
+different arrangement of the same ops could still gain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+
+from spinup_tf2.algos.sac import core  # noqa: E402  (sets TensorFlow's threads first)
+from spinup_tf2.algos.sac import sac as sac_mod  # noqa: E402
+
+tf = core.tf
+N_BLOCK = 50
+
+
+def update_matmuls(obs_dim: int, act_dim: int, hidden: int, batch: int) -> list:
+    """``(m, k, n)`` of every matrix product in one continuous SAC update with
+    two hidden layers (the products TensorFlow keeps after pruning)."""
+    o, a, h, b = obs_dim, act_dim, hidden, batch
+    pi_fwd = [(b, o, h), (b, h, h), (b, h, a), (b, h, a)]  # hidden layers, mu, log_std
+    q_fwd = [(b, o + a, h), (b, h, h), (b, h, 1)]
+    fwd = 2 * pi_fwd + 6 * q_fwd  # pi at s, s'; q1, q2 at (s,a), (s,pi); targets at (s',pi')
+    # Q losses: weight gradients of all layers, input gradients of the upper two.
+    q_loss = [(o + a, b, h), (h, b, h), (h, b, 1), (b, 1, h), (b, h, h)]
+    # Policy loss through q1, q2 at (s, pi): input gradients only, down to the action.
+    q_pi = [(b, 1, h), (b, h, h), (b, h, o + a)]
+    # Policy: weight gradients of all layers, input gradients of the upper ones.
+    pi_bwd = [(h, b, a), (h, b, a), (h, b, h), (o, b, h), (b, a, h), (b, a, h), (b, h, h)]
+    return fwd + 2 * q_loss + 2 * q_pi + pi_bwd
+
+
+def per_update(fn, blocks: int) -> float:
+    """Median microseconds per update of ``fn()`` (one call = one block)."""
+    fn()
+    times = []
+    for _ in range(blocks):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times)) / N_BLOCK * 1e6
+
+
+def real_block(env, hidden: int, batch: int, blocks: int) -> float:
+    """The fused block of ``sac()`` with ``hidden``-unit networks."""
+    ac, ac_targ = sac_mod.build_actor_critics(core.MLPActorCritic, env.observation_space,
+                                              env.action_space, dict(hidden_sizes=(hidden,) * 2))
+    pi_opt, q_opt = sac_mod.make_optimizers(ac, 1e-3)
+    block = sac_mod.make_update_block(sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, gamma=0.99,
+                                                          alpha=0.2, polyak=0.995))
+    od, ad = env.observation_space.shape[0], env.action_space.shape[0]
+    rng = np.random.default_rng(0)
+    f = np.float32
+    args = (rng.normal(size=(N_BLOCK, batch, od)).astype(f),
+            rng.uniform(-1, 1, (N_BLOCK, batch, ad)).astype(f),
+            rng.normal(size=(N_BLOCK, batch)).astype(f),
+            rng.normal(size=(N_BLOCK, batch, od)).astype(f), np.zeros((N_BLOCK, batch), f),
+            rng.normal(size=(N_BLOCK, 2 * batch, ad)).astype(f))
+
+    def run():
+        return {k: v.numpy() for k, v in block(*args).items()}
+    return per_update(run, blocks)
+
+
+def matmuls_only(shapes: list, blocks: int) -> float:
+    """The products in ``shapes``, dealt alternately to two independent chains.
+
+    Each product's input is scaled by a number carried through the loop, so
+    TensorFlow cannot hoist it out of the loop or run a chain out of order; the
+    same loop without the products is timed too and subtracted.
+    """
+    rng = np.random.default_rng(0)
+    chains = [[], []]
+    for i, (m, k, n) in enumerate(shapes):
+        x = tf.constant(rng.normal(size=(m, k)).astype(np.float32))
+        w = tf.Variable(rng.normal(size=(k, n)).astype(np.float32) * 0.01)
+        chains[i % 2].append((x, w))
+
+    def make_run(with_products: bool):
+        def chain_step(total, chain):
+            for x, w in chain:
+                y = x * (1.0 + 1e-9 * total)
+                y = tf.matmul(y, w) if with_products else y
+                total = total + y[0, 0]
+            return total
+
+        @tf.function
+        def run():
+            t0, t1 = tf.constant(0.0), tf.constant(0.0)
+            for _ in tf.range(N_BLOCK):
+                t0, t1 = chain_step(t0, chains[0]), chain_step(t1, chains[1])
+            return t0, t1
+        return lambda: [t.numpy() for t in run()]
+    return per_update(make_run(True), blocks) - per_update(make_run(False), blocks)
+
+
+def optimizer_only(env, blocks: int) -> float:
+    """Adam on every variable and polyak averaging of the targets, fixed gradients."""
+    ac, ac_targ = sac_mod.build_actor_critics(core.MLPActorCritic, env.observation_space,
+                                              env.action_space, {})
+    pi_opt, q_opt = sac_mod.make_optimizers(ac, 1e-3)
+    n_pi = len(ac.pi.trainable_variables)
+    grads = [tf.constant(np.full(v.shape, 1e-3, np.float32)) for v in ac.trainable_variables]
+    pairs = [(v.value, vt.value) for v, vt in zip(ac.trainable_variables,
+                                                  ac_targ.trainable_variables)]
+
+    @tf.function
+    def run():
+        for _ in tf.range(N_BLOCK):
+            pi_opt.apply(grads[:n_pi])
+            q_opt.apply(grads[n_pi:])
+            for v, vt in pairs:
+                tf.raw_ops.ResourceApplyGradientDescent(var=vt.handle, alpha=0.005, delta=vt - v)
+        return tf.constant(0.0)
+    return per_update(lambda: run().numpy(), blocks)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--env", default="HalfCheetah-v5")
+    p.add_argument("--blocks", type=int, default=30)
+    a = p.parse_args()
+    env = gym.make(a.env)
+    od, ad = env.observation_space.shape[0], env.action_space.shape[0]
+    shapes = update_matmuls(od, ad, 256, 100)
+    gflop = sum(2 * m * k * n for m, k, n in shapes) / 1e9
+
+    rows = [("block", "the real fused update block", real_block(env, 256, 100, a.blocks)),
+            ("matmuls", f"its {len(shapes)} matrix products, 2 balanced chains",
+             matmuls_only(shapes, a.blocks)),
+            ("optimizer", "Adam + polyak alone", optimizer_only(env, a.blocks)),
+            ("fixed", "real block, 8-unit networks, batch 2", real_block(env, 8, 2, a.blocks))]
+    t = {name: us for name, _, us in rows}
+    floor = t["matmuls"] + t["optimizer"] + t["fixed"]
+    print(f"{a.env}: one update = {gflop:.3f} GFLOP in {len(shapes)} products "
+          f"(256x256 networks, batch 100), µs per update, medians of {a.blocks} blocks")
+    for name, what, us in rows:
+        print(f"  {name:10s} {us:8.1f} µs  {1e6 / us:7.1f} /s   {what}")
+    print(f"  products at {gflop / t['matmuls'] * 1e6:.0f} GFLOP/s")
+    print(f"  floor = matmuls + optimizer + fixed = {floor:.1f} µs  ({1e6 / floor:.0f} updates/s); "
+          f"the real block is {t['block'] / floor:.2f}x the floor")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
