@@ -24,6 +24,7 @@ import pandas as pd
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 ENVS = {"HalfCheetah-v5": "halfcheetah", "Hopper-v5": "hopper"}
 CHECKPOINTS = (100_000, 200_000, 300_000)
+REF_SEEDS = 10  # seeds behind each of Spinning Up's curves
 
 
 def our_curves(env: str, data_dir: str, min_epochs: int = 75) -> tuple[np.ndarray, np.ndarray]:
@@ -59,7 +60,7 @@ def main() -> int:
     data_dir = osp.join(REPO, "data", "benchmarks")
     sns.set_theme(style="darkgrid", font_scale=1.2)
     table = ["| env | steps | spinup_tf2 (mean ± sd, seeds) | Spinning Up PyTorch | "
-             "Spinning Up TF1 |", "|---|---:|---:|---:|---:|"]
+             "Spinning Up TF1 | ours - PyTorch (± s.e.) |", "|---|---:|---:|---:|---:|---:|"]
     for env, key in ENVS.items():
         steps, curves = our_curves(env, data_dir)
         if len(curves) == 0:
@@ -92,9 +93,18 @@ def main() -> int:
             refs = []
             for version in ("pyt", "tf1"):
                 r = ref[(ref.env == key) & (ref.version == version) & (ref.timesteps == c)]
-                refs.append(f"{r.mean_smoothed.iloc[0]:.0f} ± {r.sd_over_seeds.iloc[0]:.0f}")
-            table.append(f"| {env} | {c // 1000}k | {mean[i]:.0f} ± {sd[i]:.0f} ({len(curves)}) "
-                         f"| {refs[0]} | {refs[1]} |")
+                refs.append((r.mean_smoothed.iloc[0], r.sd_over_seeds.iloc[0]))
+            # Standard error of the difference of two means: our seeds (sample sd)
+            # against Spinning Up's REF_SEEDS seeds.
+            n = len(curves)
+            se = np.sqrt((curves[:, i].std(ddof=1) ** 2 / n if n > 1 else np.nan)
+                         + refs[0][1] ** 2 / REF_SEEDS)
+            # Near a run's end the window only reaches back; say so.
+            label = f"{c // 1000}k" + ("" if steps.max() >= c + 50_000 else
+                                        f" (window {(c - 50_000) // 1000}k-{steps.max() // 1000}k)")
+            table.append(f"| {env} | {label} | {mean[i]:.0f} ± {sd[i]:.0f} ({n}) "
+                         + "".join(f"| {m:.0f} ± {d:.0f} " for m, d in refs)
+                         + f"| {mean[i] - refs[0][0]:+.0f} (± {se:.0f}) |")
     text = "\n".join(table) + "\n"
     with open(osp.join(REPO, "benchmarks", "learning_table.md"), "w") as f:
         f.write(text)
