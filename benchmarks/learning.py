@@ -57,11 +57,12 @@ def main() -> int:
     from spinup_tf2.utils.run_utils import call_experiment, setup_logger_kwargs
 
     # Seeds first, then environments: after each full seed both curves have a point more.
-    seeds = a.seed if a.seed is not None else sorted(
-        set(SEEDS).union(*(EXTRA_SEEDS.get(env, []) for env in a.env)))
-    for seed in seeds:
+    def seeds_for(env):
+        return a.seed if a.seed is not None else SEEDS + EXTRA_SEEDS.get(env, [])
+
+    for seed in sorted(set().union(*(seeds_for(env) for env in a.env))):
         for env in a.env:
-            if a.seed is None and seed not in SEEDS + EXTRA_SEEDS.get(env, []):
+            if seed not in seeds_for(env):
                 continue
             exp_name = "sac-" + env.lower()
             out = setup_logger_kwargs(exp_name, seed, a.data_dir)["output_dir"]

@@ -249,6 +249,20 @@ def discrete_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
     return loss_pi, loss_q1, loss_q2, q1, q2, logp_pi
 
 
+def make_polyak_update(ac, ac_targ, polyak: float) -> Callable:
+    """Return ``update_targets()``: polyak averaging of every target variable,
+    ``targ <- polyak * targ + (1 - polyak) * main``."""
+    var_pairs = [(v.value, vt.value) for v, vt in zip(ac.trainable_variables,
+                                                       ac_targ.trainable_variables)]
+
+    def update_targets():
+        # Written as targ -= (1 - polyak) * (targ - main): one kernel a variable.
+        for v_main, v_targ in var_pairs:
+            tf.raw_ops.ResourceApplyGradientDescent(var=v_targ.handle, alpha=1.0 - polyak,
+                                                    delta=v_targ - v_main)
+    return update_targets
+
+
 def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: float,
                 polyak: float, tuner: EntropyTuner | None = None,
                 average_grads: Callable | None = None) -> Callable:
@@ -267,8 +281,7 @@ def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: flo
     pi_vars = ac.pi.trainable_variables
     q_vars = ac.q1.trainable_variables + ac.q2.trainable_variables
     n_pi, n_q = len(pi_vars), len(q_vars)
-    var_pairs = [(v.value, vt.value) for v, vt in zip(ac.trainable_variables,
-                                                       ac_targ.trainable_variables)]
+    update_targets = make_polyak_update(ac, ac_targ, polyak)
 
     compute_losses = discrete_losses if getattr(ac, "discrete", False) else continuous_losses
 
@@ -292,10 +305,7 @@ def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: flo
         q_optimizer.apply(grads[n_pi:n_pi + n_q])
         if tuner is not None:
             tuner.optimizer.apply(grads[-1:])
-        # Polyak averaging, written as targ -= (1 - polyak) * (targ - main): one kernel a variable.
-        for v_main, v_targ in var_pairs:
-            tf.raw_ops.ResourceApplyGradientDescent(var=v_targ.handle, alpha=1.0 - polyak,
-                                                    delta=v_targ - v_main)
+        update_targets()
         return info
 
     update.logged_keys = LOGGED_KEYS + (("Alpha", "LossAlpha") if tuner is not None else ())
