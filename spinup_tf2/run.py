@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import ast
 import difflib
-import importlib
-import os
 import subprocess
 import sys
 from textwrap import dedent
+from typing import Callable
 
+from spinup_tf2.algos.sac.checks import check_sac_args
 from spinup_tf2.user_config import DEFAULT_BACKEND
-from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.utils import plot, test_policy
+from spinup_tf2.utils.errors import SpinupError, print_error
+from spinup_tf2.utils.run_utils import NOT_A_VALUE, FunctionPath, NamedObject
 
-ALGOS = ["sac"]
-ALGO_CMDS = ALGOS + [a + "_tf2" for a in ALGOS]
-UTIL_CMDS = ["plot", "test_policy"]
-VALID_CMDS = ALGO_CMDS + UTIL_CMDS
+# Each algorithm: the function a launched process runs, named by its path (so the
+# launcher never imports it, nor TensorFlow), and the check of its arguments that
+# the launcher runs first.
+ALGOS: dict[str, tuple[FunctionPath, Callable]] = {
+    "sac_tf2": (FunctionPath("spinup_tf2.algos.sac.sac:sac"), check_sac_args),
+}
 
 # Command line shorthands for convenience.
 SUBSTITUTIONS = {"env": "env_name", "hid": "ac_kwargs:hidden_sizes",
@@ -38,8 +42,7 @@ RUN_KEYS = ["num_cpu", "data_dir", "datestamp", "parallel"]
 # Flags whose values are always names, never parsed as Python.
 STRING_KEYS = {"exp_name", "env_name", "data_dir"}
 
-# The roots a flag value may name, and the calls it may make.
-NAME_ROOTS = {"tf": "tensorflow", "keras": "keras", "np": "numpy"}
+# The calls a flag value may make.
 SAFE_CALLS = {"dict": dict, "list": list, "tuple": tuple, "int": int, "float": float,
               "bool": bool, "str": str}
 
@@ -48,10 +51,11 @@ def parse_value(text: str, flag: str):
     """One flag value: a Python literal, a whitelisted name or call, or the
     string itself.
 
-    ``0.1`` -> float, ``[64,64]`` -> list, ``tf.nn.tanh`` -> the function,
+    ``0.1`` -> float, ``[64,64]`` -> list, ``tf.nn.tanh`` -> a
+    :class:`NamedObject` (looked up in the experiment's process),
     ``dict(hidden_sizes=[64], activation=tf.nn.relu)`` -> dict,
-    ``HalfCheetah-v5`` -> str. A value that uses ``tf``/``keras``/``np`` or a
-    call but does not resolve is an error naming the flag.
+    ``HalfCheetah-v5`` -> str. A value that uses a name or a call it cannot
+    take is an error naming the flag.
     """
     try:
         return ast.literal_eval(text)
@@ -64,14 +68,11 @@ def parse_value(text: str, flag: str):
     if not _uses_code(tree):
         return text
     try:
-        value = _eval_node(tree)
+        return _eval_node(tree, flag)
     except SpinupError as err:
         raise SpinupError(f"The value {text!r} of --{flag} could not be used: {err} Values may "
                           f"be Python literals (0.1, [64,64], True), names under tf, keras or np "
                           f"(tf.nn.relu), or dict(...)/list(...)/tuple(...) of those.") from None
-    if type(value).__name__ == "module":
-        return text  # a bare 'tf' or 'np' is more likely meant as a word
-    return value
 
 
 def _uses_code(node) -> bool:
@@ -89,34 +90,35 @@ def _uses_code(node) -> bool:
     return False
 
 
-def _eval_node(node):
+def _eval_node(node, flag: str):
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        items = [_eval_node(e) for e in node.elts]
+        items = [_eval_node(e, flag) for e in node.elts]
         return {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](items)
     if isinstance(node, ast.Dict):
-        return {_eval_node(k): _eval_node(v) for k, v in zip(node.keys, node.values)}
+        return {_eval_node(k, flag): _eval_node(v, flag) for k, v in zip(node.keys, node.values)}
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        val = _eval_node(node.operand)
+        val = _eval_node(node.operand, flag)
         return -val if isinstance(node.op, ast.USub) else +val
-    if isinstance(node, ast.Name):
-        if node.id in NAME_ROOTS:
-            from spinup_tf2.utils.tf_setup import import_tensorflow
-
-            import_tensorflow()  # first, and quietly: keras would import it noisily
-            return importlib.import_module(NAME_ROOTS[node.id])
-        raise SpinupError(f"the name {node.id!r} is not one it can use.")
-    if isinstance(node, ast.Attribute):
-        base = _eval_node(node.value)
-        if node.attr.startswith("_") or not hasattr(base, node.attr):
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            raise SpinupError(f"{ast.unparse(node)!r} is not a literal or an allowed name.")
+        parts = ast.unparse(node).split(".")
+        if parts[0] not in NamedObject.ROOTS:
+            raise SpinupError(f"the name {parts[0]!r} is not one it can use.")
+        if len(parts) == 1 or any(p.startswith("_") for p in parts):
             raise SpinupError(f"{ast.unparse(node)} does not exist.")
-        return getattr(base, node.attr)
+        return NamedObject(ast.unparse(node), flag)
     if isinstance(node, ast.Call):
         if not (isinstance(node.func, ast.Name) and node.func.id in SAFE_CALLS):
             raise SpinupError(f"the call {ast.unparse(node.func)}(...) is not allowed.")
-        args = [_eval_node(a) for a in node.args]
-        kwargs = {kw.arg: _eval_node(kw.value) for kw in node.keywords if kw.arg is not None}
+        args = [_eval_node(a, flag) for a in node.args]
+        kwargs = {kw.arg: _eval_node(kw.value, flag) for kw in node.keywords
+                  if kw.arg is not None}
         return SAFE_CALLS[node.func.id](*args, **kwargs)
     raise SpinupError(f"{ast.unparse(node)!r} is not a literal or an allowed name.")
 
@@ -201,19 +203,19 @@ def check_env_names(env_names: list) -> None:
 
 
 def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
-    """Interpret the flags, build an ExperimentGrid and run it."""
+    """Interpret the flags, check every variant's arguments, build an
+    ExperimentGrid and run it."""
     if cmd in DEFAULT_BACKEND:
         backend = DEFAULT_BACKEND[cmd]
         print("\n\nUsing default backend (%s) for %s.\n" % (backend, cmd))
         cmd = cmd + "_" + backend
-
-    import spinup_tf2
+    algo, check_args = ALGOS[cmd]
 
     # Before all else, check to see if any of the flags is 'help'.
     valid_help = ["--help", "-h", "help"]
     if any(arg in valid_help for arg in args):
         print("\n\nShowing docstring for spinup_tf2." + cmd + ":\n")
-        print(getattr(spinup_tf2, cmd).__doc__)
+        print(algo.doc())
         sys.exit()
 
     arg_dict, given_shorthands = parse_flags(cmd, args)
@@ -251,12 +253,32 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
     eg = ExperimentGrid(name=exp_name)
     for k, v in arg_dict.items():
         eg.add(k, v, shorthand=given_shorthands.get(k))
-    eg.run(getattr(spinup_tf2, cmd), **run_kwargs)
+    check_variants(algo, check_args, eg.variants())
+    eg.run(algo, **run_kwargs)
+
+
+def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict]) -> None:
+    """Refuse, before anything is launched, a flag the algorithm has no argument
+    for, or a value its argument check refuses, in any variant of the grid."""
+    defaults = algo.defaults()
+    known = (set(defaults) - {"env_fn"}) | {"env_name"}
+    for variant in variants:
+        unknown = [k for k in variant if k not in known]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], sorted(known), n=3)
+            raise SpinupError(
+                f"--{unknown[0]} is not an argument of {algo.__name__}()"
+                + (f"; did you mean {' or '.join('--' + c for c in close)}?" if close else ".")
+                + f" Its arguments are listed by python -m spinup_tf2.run {algo.__name__} "
+                  f"--help, and the launcher's own flags are --cpu, --data_dir, --datestamp "
+                  f"(--dt) and --parallel.")
+        args = {k: v for k, v in defaults.items() if v is not NOT_A_VALUE}
+        check_args({**args, **variant})
 
 
 def print_help() -> None:
     """The help text: commands and substitutions."""
-    cmds = "\n".join("\t" + c for c in VALID_CMDS)
+    cmds = "\n".join("\t" + c for c in COMMANDS)
     subs = "\n".join("\t--" + k.ljust(max(10, len(k) + 1)) + "for".ljust(10) + "--" + v
                      for k, v in SUBSTITUTIONS.items())
     print(dedent("""
@@ -285,6 +307,30 @@ def print_help() -> None:
         """) + subs + "\n")
 
 
+def run_algo(cmd: str, argv: list[str]) -> int:
+    """Launch the grid of experiments that ``argv`` (the flags) describes."""
+    try:
+        parse_and_execute_grid_search(cmd, argv)
+    except SpinupError as err:
+        print_error(err)
+        return 2
+    except subprocess.CalledProcessError as err:
+        return err.returncode or 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+# What each command runs, given the arguments after the command's name.
+COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "sac": lambda argv: run_algo("sac", argv),
+    "sac_tf2": lambda argv: run_algo("sac_tf2", argv),
+    "plot": plot.main,
+    "test_policy": test_policy.main,
+}
+VALID_CMDS = list(COMMANDS)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m spinup_tf2.run``; returns the exit code."""
     argv = list(sys.argv if argv is None else argv)
@@ -293,28 +339,13 @@ def main(argv: list[str] | None = None) -> int:
     if cmd in valid_help:
         print_help()
         return 0
-    if cmd not in VALID_CMDS:
+    if cmd not in COMMANDS:
         close = difflib.get_close_matches(cmd, VALID_CMDS, n=1)
         print(f"Error: {cmd!r} is not a spinup_tf2 command. Valid commands: "
               f"{', '.join(VALID_CMDS)}." + (f" Did you mean {close[0]!r}?" if close else "")
               + " Run python -m spinup_tf2.run --help for more.", file=sys.stderr)
         return 2
-    if cmd in UTIL_CMDS:
-        # Utility scripts run as their own processes with the remaining args.
-        runfile = os.path.join(os.path.abspath(os.path.dirname(__file__)), "utils", cmd + ".py")
-        return subprocess.call([sys.executable, runfile] + argv[2:])
-    try:
-        parse_and_execute_grid_search(cmd, argv[2:])
-    except SpinupError as err:
-        from spinup_tf2.utils.logx import colorize
-
-        print(colorize("Error: ", "red", bold=True) + str(err), file=sys.stderr)
-        return 2
-    except subprocess.CalledProcessError as err:
-        return err.returncode or 1
-    except KeyboardInterrupt:
-        return 130
-    return 0
+    return COMMANDS[cmd](argv[2:])
 
 
 if __name__ == "__main__":

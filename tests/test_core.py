@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from spinup_tf2.algos.sac import core
+from spinup_tf2.algos.sac import core, fast_path
 
 tf = core.tf
 
@@ -95,7 +95,7 @@ def test_numpy_actor_gives_the_keras_actions(activation):
     env = gym.make("HalfCheetah-v5")
     ac = core.MLPActorCritic(env.observation_space, env.action_space, hidden_sizes=(64, 64),
                              activation=activation)
-    np_actor = core.NumpyActor.maybe(ac.pi)
+    np_actor = fast_path.NumpyActor.maybe(ac.pi)
     assert np_actor is not None
     rng = np.random.default_rng(3)
     obs = rng.normal(size=(32, 17)).astype(np.float32)
@@ -114,7 +114,7 @@ def test_numpy_actor_declines_unknown_activation():
     env = gym.make("Pendulum-v1")
     ac = core.MLPActorCritic(env.observation_space, env.action_space, hidden_sizes=(8,),
                              activation=lambda x: x * tf.sigmoid(x))
-    assert core.NumpyActor.maybe(ac.pi) is None
+    assert fast_path.NumpyActor.maybe(ac.pi) is None
 
 
 def test_export_loads_without_spinup_tf2(tmp_path, pendulum_ac):

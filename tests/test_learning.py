@@ -4,7 +4,7 @@ import os
 
 import gymnasium as gym
 import pytest
-from progress_file import column
+from helpers import column
 
 from spinup_tf2 import sac
 

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from progress_file import column
+from helpers import column
 
 from spinup_tf2.utils import mpi_tools
 from spinup_tf2.utils.mpi_tools import find_mpirun
@@ -38,7 +38,7 @@ def test_helpers_with_one_process_and_no_launcher():
 
 SYNC_SCRIPT = """
 import json, sys, numpy as np, gymnasium as gym, keras
-from spinup_tf2.algos.sac import core, sac as S
+from spinup_tf2.algos.sac import core, fast_path as F, sac as S
 from spinup_tf2.utils import mpi_tools as M
 from spinup_tf2.utils.mpi_tf2 import make_grad_averager, params_in_sync, sync_params
 env = gym.make("Pendulum-v1")
@@ -50,8 +50,8 @@ before = params_in_sync(variables)
 sync_params(variables)
 synced = params_in_sync(variables)
 pi_opt, q_opt = S.make_optimizers(ac, 1e-3)
-tuner = S.EntropyTuner(1.0, -1.0, 1e-3)
-block = S.make_update_block(S.make_update(ac, ac_targ, pi_opt, q_opt, 0.99, 0.2, 0.995, tuner,
+tuner = F.EntropyTuner(1.0, -1.0, 1e-3)
+block = F.make_update_block(S.make_update(ac, ac_targ, pi_opt, q_opt, 0.99, 0.2, 0.995, tuner,
                                           average_grads=make_grad_averager()))
 rng = np.random.default_rng(100 + M.proc_id())  # each rank its own minibatches
 f = np.float32

@@ -9,7 +9,7 @@ import gymnasium as gym
 import joblib
 import numpy as np
 import pytest
-from progress_file import read_progress
+from helpers import read_progress
 
 from spinup_tf2 import sac
 

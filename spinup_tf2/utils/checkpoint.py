@@ -1,61 +1,170 @@
 """Training checkpoints: everything a run needs to continue exactly where it stopped.
 
 A checkpoint is a folder ``train_state/`` in the run's output directory with
-``arrays.npz`` (network and optimizer variables, the replay buffer) and
-``state.pkl`` (counters, random-generator states, the episode in progress). It
-is written as ``train_state.tmp/`` and renamed into place, so a kill at any
-moment leaves the previous checkpoint whole (see ``logx.replace_dir_atomically``).
+``arrays.npz`` (network, target and optimizer variables, the replay buffer,
+the actions of the episode in progress) and ``state.json`` (counters and
+random-generator states). Nothing in it is pickled, so resuming a run reads
+data and runs no code from the run directory. It is written as
+``train_state.tmp/`` and renamed into place, so a kill at any moment leaves the
+previous checkpoint whole (see :mod:`spinup_tf2.utils.atomic_files`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import os.path as osp
-import pickle
-import shutil
 
 import numpy as np
 
-from spinup_tf2.utils.logx import existing_checkpoint_dir, replace_dir_atomically
+from spinup_tf2.utils.atomic_files import (
+    existing_checkpoint_dir,
+    fresh_tmp_dir,
+    replace_dir_atomically,
+)
+from spinup_tf2.utils.env_wrappers import rng_state, set_rng_state
+from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.utils.mpi_tools import num_procs
+from spinup_tf2.utils.serialization_utils import convert_json
 
 TRAIN_STATE = "train_state"
 
-
-def save_train_state(output_dir: str, arrays: dict, state: dict) -> str:
-    """Write ``arrays`` (name -> numpy array) and ``state`` (picklable) atomically;
-    return the checkpoint folder."""
-    final = osp.join(output_dir, TRAIN_STATE)
-    tmp = final + ".tmp"
-    if osp.exists(tmp):
-        shutil.rmtree(tmp)
-    os.makedirs(tmp)
-    np.savez(osp.join(tmp, "arrays.npz"), **arrays)
-    with open(osp.join(tmp, "state.pkl"), "wb") as f:
-        pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
-    for name in ("arrays.npz", "state.pkl"):  # on disk before the rename makes them current
-        with open(osp.join(tmp, name), "rb") as f:
-            os.fsync(f.fileno())
-    replace_dir_atomically(tmp, final)
-    return final
+# Arguments a resumed call may change: how long the run goes on and how it is saved.
+FREE_ARGS = {"epochs", "save_freq", "resume", "logger", "logger_kwargs", "env_fn", "exp_name"}
 
 
-def load_train_state(output_dir: str):
-    """``(arrays, state)`` of the run's last checkpoint, or None if there is none."""
-    folder = existing_checkpoint_dir(osp.join(output_dir, TRAIN_STATE))
-    if folder is None:
-        return None
-    with np.load(osp.join(folder, "arrays.npz")) as data:
-        arrays = {k: data[k] for k in data.files}
-    with open(osp.join(folder, "state.pkl"), "rb") as f:
-        state = pickle.load(f)
-    return arrays, state
+class TrainingCheckpoint:
+    """The training state of one run, saved after an epoch and restored to resume it.
+
+    It holds: the variables (networks, targets, optimizer and entropy-tuner
+    states, observation statistics, in a fixed order), the replay buffer, the
+    random generator of exploration and minibatches, both environments (each a
+    :class:`spinup_tf2.utils.env_wrappers.ReplayableEpisodes`, which rebuilds
+    the episode in progress), the observation normalizer's accumulators, and
+    the loop's counters. A run resumed from it continues exactly as if it had
+    never stopped.
+
+    Use :meth:`check_resume` before writing anything to the run directory,
+    :meth:`restore` once before the loop, :meth:`save` after each saved epoch.
+    """
+
+    def __init__(self, output_dir: str | None, models: tuple, optimizers: tuple, tuner,
+                 normalizer, replay_buffer, rng: np.random.Generator, env, test_env):
+        """``models``: the actor-critic and its targets; ``optimizers``: theirs;
+        ``tuner`` (the entropy tuner) and ``normalizer`` (the observation
+        normalizer) may be None."""
+        self.output_dir = output_dir
+        self.variables = [v for m in models for v in m.trainable_variables]
+        self.variables += [v for opt in optimizers for v in opt.variables]
+        self.variables += (tuner.variables if tuner else []) + (normalizer.weights
+                                                                if normalizer else [])
+        self.replay_buffer, self.rng = replay_buffer, rng
+        self.env, self.test_env, self.normalizer = env, test_env, normalizer
+
+    @staticmethod
+    def check_resume(config: dict, logger_kwargs: dict) -> int:
+        """The epoch the run in ``logger_kwargs['output_dir']`` has a checkpoint of,
+        after checking that a call with arguments ``config`` may resume it: the
+        checkpoint exists, its config.json agrees (apart from :data:`FREE_ARGS`),
+        and epochs go further."""
+        output_dir = logger_kwargs.get("output_dir")
+        if num_procs() > 1:
+            raise SpinupError(f"resume=True is not available for data-parallel runs "
+                              f"({num_procs()} MPI processes): their checkpoints would need "
+                              f"every process's buffer and environments. Resume runs made "
+                              f"with one process.")
+        if not output_dir or not osp.isdir(output_dir):
+            raise SpinupError(f"resume=True needs logger_kwargs['output_dir'] to be the "
+                              f"directory of an earlier run; got {output_dir!r}, which does "
+                              f"not exist.")
+        folder = existing_checkpoint_dir(osp.join(output_dir, TRAIN_STATE))
+        if folder is None or not osp.exists(osp.join(folder, "state.json")):
+            raise SpinupError(f"resume=True, but {output_dir} holds no training checkpoint "
+                              f"(train_state/): the run stopped before its first checkpoint, "
+                              f"or was made without checkpoints. Start it again without resume.")
+        with open(osp.join(folder, "state.json")) as f:
+            state = json.load(f)
+        try:
+            with open(osp.join(output_dir, "config.json")) as f:
+                old = json.load(f)
+        except (OSError, ValueError):
+            old = {}
+        new = json.loads(json.dumps(convert_json(config)))  # as config.json would hold it
+        differ = sorted(k for k in set(old) | set(new) if k not in FREE_ARGS
+                        and old.get(k, "<missing>") != new.get(k, "<missing>")
+                        and not (k == "target_entropy" and old.get(k) is None))
+        if differ:
+            details = "; ".join(f"{k}: {old.get(k, '<missing>')!r} there, "
+                                f"{new.get(k, '<missing>')!r} now" for k in differ)
+            raise SpinupError(f"resume=True, but these arguments differ from the run in "
+                              f"{output_dir}: {details}. Resume with the run's own arguments "
+                              f"(only epochs and save_freq may change), or start a new run in "
+                              f"another directory.")
+        if state["t"] > config["steps_per_epoch"] * config["epochs"]:
+            raise SpinupError(f"resume=True with epochs={config['epochs']}, but the run in "
+                              f"{output_dir} is already at epoch {state['epoch']}. Give more "
+                              f"epochs.")
+        return state["epoch"]
+
+    def save(self, t: int, epoch: int, ep_ret: float, ep_len: int, elapsed: float) -> None:
+        """Write the checkpoint after ``t`` env steps (the end of ``epoch``), with the
+        episode in progress at return ``ep_ret`` and length ``ep_len``; ``elapsed``
+        is the run's time so far. Does nothing without an output directory or
+        with several MPI processes."""
+        if self.output_dir is None or num_procs() > 1:
+            return
+        state = dict(t=t, epoch=epoch, ep_ret=float(ep_ret), ep_len=int(ep_len),
+                     elapsed=float(elapsed), rng=rng_state(self.rng),
+                     env=self.env.state(), test_env=self.test_env.state(episode=False),
+                     normalizer=self.normalizer.state() if self.normalizer else None)
+        arrays = {f"var{i}": v.numpy() for i, v in enumerate(self.variables)}
+        arrays.update(self.replay_buffer.state_arrays())
+        state = _arrays_out(state, arrays, "")
+        final = osp.join(self.output_dir, TRAIN_STATE)
+        tmp = fresh_tmp_dir(final)
+        np.savez(osp.join(tmp, "arrays.npz"), **arrays)
+        with open(osp.join(tmp, "state.json"), "w") as f:
+            json.dump(state, f)
+        for name in ("arrays.npz", "state.json"):  # on disk before the rename makes them current
+            with open(osp.join(tmp, name), "rb") as f:
+                os.fsync(f.fileno())
+        replace_dir_atomically(tmp, final)
+
+    def restore(self) -> tuple:
+        """Put everything back as it was at the checkpoint (see :meth:`check_resume`);
+        return ``(o, t, ep_ret, ep_len, elapsed)``: the current observation, env
+        steps done, the episode in progress's return and length, time so far."""
+        folder = existing_checkpoint_dir(osp.join(self.output_dir, TRAIN_STATE))
+        with np.load(osp.join(folder, "arrays.npz"), allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+        with open(osp.join(folder, "state.json")) as f:
+            state = _arrays_in(json.load(f), arrays)
+        for i, v in enumerate(self.variables):
+            v.assign(arrays[f"var{i}"])
+        self.replay_buffer.load_state_arrays(arrays)
+        if self.normalizer is not None:
+            self.normalizer.load_state(state["normalizer"])
+        set_rng_state(self.rng, state["rng"])
+        self.test_env.restore(state["test_env"])
+        o = self.env.restore(state["env"])
+        return o, state["t"], state["ep_ret"], state["ep_len"], state["elapsed"]
 
 
-def rng_state(generator: np.random.Generator) -> dict:
-    """The state of a numpy Generator, as a plain dict."""
-    return generator.bit_generator.state
+def _arrays_out(tree, arrays: dict, path: str):
+    """``tree`` with each numpy array moved into ``arrays`` (under its path) and
+    replaced by ``{"__array__": path}``, so the rest can be written as JSON."""
+    if isinstance(tree, dict):
+        return {k: _arrays_out(v, arrays, f"{path}.{k}" if path else k) for k, v in tree.items()}
+    if isinstance(tree, np.ndarray):
+        arrays[path] = tree
+        return {"__array__": path}
+    return tree
 
 
-def set_rng_state(generator: np.random.Generator, state: dict) -> None:
-    """Put a numpy Generator back into a state from :func:`rng_state`."""
-    generator.bit_generator.state = state
+def _arrays_in(tree, arrays: dict):
+    """The inverse of :func:`_arrays_out`."""
+    if isinstance(tree, dict):
+        if set(tree) == {"__array__"}:
+            return arrays[tree["__array__"]]
+        return {k: _arrays_in(v, arrays) for k, v in tree.items()}
+    return tree

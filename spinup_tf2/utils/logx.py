@@ -13,13 +13,17 @@ import atexit
 import json
 import os
 import os.path as osp
-import shutil
 import time
 import warnings
 
 import joblib
 import numpy as np
 
+from spinup_tf2.utils.atomic_files import (
+    fresh_tmp_dir,
+    replace_dir_atomically,
+    write_text_atomically,
+)
 from spinup_tf2.utils.mpi_tools import mpi_statistics_scalar, proc_id
 from spinup_tf2.utils.serialization_utils import convert_json
 
@@ -38,32 +42,6 @@ def colorize(string: str, color: str, bold: bool = False, highlight: bool = Fals
     if bold:
         attr.append("1")
     return "\x1b[%sm%s\x1b[0m" % (";".join(attr), string)
-
-
-def replace_dir_atomically(tmp_dir: str, final_dir: str) -> None:
-    """Put the finished ``tmp_dir`` in the place of ``final_dir``.
-
-    The old directory is first renamed to ``final_dir + '.old'`` and removed
-    only after the new one is in place, so at every moment one complete copy
-    exists under one of the two names (see :func:`existing_checkpoint_dir`).
-    """
-    old = final_dir + ".old"
-    if osp.exists(old):
-        shutil.rmtree(old)
-    if osp.exists(final_dir):
-        os.rename(final_dir, old)
-    os.rename(tmp_dir, final_dir)
-    if osp.exists(old):
-        shutil.rmtree(old)
-
-
-def existing_checkpoint_dir(final_dir: str) -> str | None:
-    """``final_dir`` if it exists, else the ``.old`` copy a kill between the two
-    renames of :func:`replace_dir_atomically` leaves, else None."""
-    for cand in (final_dir, final_dir + ".old"):
-        if osp.isdir(cand):
-            return cand
-    return None
 
 
 class Logger:
@@ -115,7 +93,7 @@ class Logger:
                 with open(path) as f:
                     lines = f.read().splitlines(keepends=True)
                 kept = [ln for ln in lines[:1 + append_after] if ln.endswith("\n")]
-                _write_text_atomically(path, "".join(kept))
+                write_text_atomically(path, "".join(kept))
                 if kept:
                     self.log_headers = kept[0].rstrip("\n").split("\t")
                     self.first_row = False
@@ -172,7 +150,7 @@ class Logger:
             print(colorize("Saving config:\n", color="cyan", bold=True))
             print(output)
             if self.output_dir is not None:
-                _write_text_atomically(osp.join(self.output_dir, "config.json"), output)
+                write_text_atomically(osp.join(self.output_dir, "config.json"), output)
 
     def save_state(self, state_dict: dict, itr: int | None = None) -> None:
         """Pickle ``state_dict`` (usually ``{'env': env}``) to vars.pkl and
@@ -215,9 +193,7 @@ class Logger:
         import tensorflow as tf  # imported by the caller already; kept local for light imports
 
         fpath = osp.join(self.output_dir, "tf2_save" + ("%d" % itr if itr is not None else ""))
-        tmp = fpath + ".tmp"
-        if osp.exists(tmp):
-            shutil.rmtree(tmp)
+        tmp = fresh_tmp_dir(fpath)
         module = self.tf2_saver_module
         tf.saved_model.save(module, tmp, signatures=module.export_signatures())
         replace_dir_atomically(tmp, fpath)
@@ -333,11 +309,3 @@ def tensorboard_name(key: str) -> str:
         if key.startswith(prefix) and len(key) > len(prefix) and key[len(prefix)].isupper():
             return key[len(prefix):] + "/" + prefix
     return key
-
-
-def _write_text_atomically(path: str, text: str) -> None:
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(path + ".tmp", path)

@@ -9,12 +9,7 @@ from typing import Callable
 import numpy as np
 
 from spinup_tf2.utils.mpi_tools import _get_comm, broadcast, num_procs
-
-
-def _tf_vars(variables) -> list:
-    import keras
-
-    return [v.value if isinstance(v, keras.Variable) else v for v in variables]
+from spinup_tf2.utils.tf_setup import tf_variables
 
 
 def sync_params(variables) -> None:
@@ -22,7 +17,7 @@ def sync_params(variables) -> None:
     one flat buffer)."""
     if num_procs() == 1:
         return
-    variables = _tf_vars(variables)
+    variables = tf_variables(variables)
     flat = np.concatenate([v.numpy().ravel() for v in variables]).astype(np.float32)
     broadcast(flat)
     offset = 0
@@ -37,7 +32,7 @@ def params_in_sync(variables, atol: float = 0.0) -> bool:
     (within ``atol``): each compares its values with rank 0's."""
     if num_procs() == 1:
         return True
-    flat = np.concatenate([v.numpy().ravel() for v in _tf_vars(variables)]).astype(np.float32)
+    flat = np.concatenate([v.numpy().ravel() for v in tf_variables(variables)]).astype(np.float32)
     ref = flat.copy()
     broadcast(ref)
     same = np.array([1.0 if np.allclose(flat, ref, rtol=0.0, atol=atol) else 0.0])
@@ -50,8 +45,9 @@ def params_in_sync(variables, atol: float = 0.0) -> bool:
 
 def make_grad_averager() -> Callable | None:
     """``average(grads)`` for use inside a ``tf.function``: the mean of each
-    gradient over all processes, by one allreduce of one flat float32 buffer.
-    None with a single process, so callers skip the step entirely."""
+    gradient in ``grads`` (any nest of lists and dicts of tensors) over all
+    processes, by one allreduce of one flat float32 buffer; the result has the
+    same structure. None with a single process, so callers skip the step."""
     n = num_procs()
     if n == 1:
         return None
@@ -66,13 +62,15 @@ def make_grad_averager() -> Callable | None:
         out /= n
         return out
 
-    def average(grads: list) -> list:
+    def average(nested_grads):
+        grads = tf.nest.flatten(nested_grads)
         shapes = [tf.shape(g) for g in grads]
         sizes = [tf.size(g) for g in grads]
         flat = tf.concat([tf.reshape(g, [-1]) for g in grads], axis=0)
         mean = tf.numpy_function(allreduce_mean, [flat], tf.float32, stateful=True)
         mean = tf.ensure_shape(mean, flat.shape)
         parts = tf.split(mean, tf.stack(sizes))
-        return [tf.reshape(p, s) for p, s in zip(parts, shapes)]
+        return tf.nest.pack_sequence_as(nested_grads,
+                                        [tf.reshape(p, s) for p, s in zip(parts, shapes)])
 
     return average

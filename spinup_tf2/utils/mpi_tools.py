@@ -43,7 +43,7 @@ def find_mpirun() -> str | None:
     return shutil.which("mpiexec") or shutil.which("mpirun")
 
 
-def mpi_fork(n: int, bind_to_core: bool = False) -> None:
+def mpi_fork(n: int) -> None:
     """Re-launch the current script with ``n`` copies under MPI.
 
     Does nothing when ``n <= 1`` or when already inside an MPI launch; otherwise
@@ -59,10 +59,7 @@ def mpi_fork(n: int, bind_to_core: bool = False) -> None:
             f"(mpi4py plus the mpich package, which provides mpirun).")
     env = os.environ.copy()
     env.update(MKL_NUM_THREADS="1", OMP_NUM_THREADS="1", IN_MPI="1")
-    args = [mpirun, "-np", str(n)]
-    if bind_to_core:
-        args += ["-bind-to", "core"]
-    args += [sys.executable] + sys.argv
+    args = [mpirun, "-np", str(n), sys.executable] + sys.argv
     subprocess.check_call(args, env=env)
     sys.exit()
 
@@ -77,21 +74,6 @@ def num_procs() -> int:
     """Number of processes (1 without MPI)."""
     comm = _get_comm()
     return 1 if comm is None else comm.Get_size()
-
-
-def msg(m: str, string: str = "") -> None:
-    """Print ``m`` prefixed with this process's rank."""
-    print(("Message from %d: %s \t " % (proc_id(), string)) + str(m))
-
-
-def allreduce(*args, **kwargs):
-    """``COMM_WORLD.Allreduce``; a plain copy without MPI."""
-    comm = _get_comm()
-    if comm is None:
-        src, dst = args[0], args[1]
-        dst[...] = src
-        return None
-    return comm.Allreduce(*args, **kwargs)
 
 
 def broadcast(x, root: int = 0) -> None:

@@ -19,7 +19,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.utils.errors import SpinupError, print_error
 from spinup_tf2.utils.logx import colorize
 
 DIV_LINE_WIDTH = 50
@@ -290,7 +290,7 @@ def main(argv=None) -> int:
                    smooth=args.smooth, select=args.select, exclude=args.exclude,
                    estimator=args.est, savefig=args.savefig, reference=args.reference)
     except SpinupError as err:
-        print(colorize("Error: ", "red", bold=True) + str(err), file=sys.stderr)
+        print_error(err)
         return 2
     return 0
 

@@ -9,14 +9,13 @@ import zlib
 if __name__ == "__main__":
     import cloudpickle
 
-    from spinup_tf2.utils.errors import SpinupError
-    from spinup_tf2.utils.logx import colorize
+    from spinup_tf2.utils.errors import SpinupError, print_error
 
     thunk = cloudpickle.loads(zlib.decompress(base64.b64decode(sys.argv[1])))
     try:
         thunk()
     except SpinupError as err:
-        print(colorize("Error: ", "red", bold=True) + str(err), file=sys.stderr, flush=True)
+        print_error(err)
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)  # the launcher says where the data is

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import base64
+import importlib
+import importlib.util
 import json
 import os
 import os.path as osp
@@ -26,6 +29,103 @@ from spinup_tf2.user_config import (
 from spinup_tf2.utils.errors import SpinupError
 from spinup_tf2.utils.logx import colorize
 from spinup_tf2.utils.serialization_utils import convert_json
+
+
+class FunctionPath:
+    """A function named by its path, ``'package.module:function'``, imported only
+    when called. A launcher hands it to the process that runs the experiment
+    without importing the function's module (and TensorFlow) itself; it can
+    still show the function's docstring and read its parameters, from the
+    source. ``__name__`` is the function's name, as config.json records it.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self.module, _, self.__name__ = path.partition(":")
+
+    def __call__(self, *args, **kwargs):
+        return getattr(importlib.import_module(self.module), self.__name__)(*args, **kwargs)
+
+    def _definition(self) -> ast.FunctionDef:
+        with open(importlib.util.find_spec(self.module).origin, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        return next(node for node in tree.body
+                    if isinstance(node, ast.FunctionDef) and node.name == self.__name__)
+
+    def doc(self) -> str:
+        """The function's docstring."""
+        return ast.get_docstring(self._definition(), clean=False) or ""
+
+    def defaults(self) -> dict:
+        """``{parameter: default}``; a default that is not a plain value (a class,
+        say) or a missing one is :data:`NOT_A_VALUE`."""
+        args = self._definition().args
+        params = args.posonlyargs + args.args + args.kwonlyargs
+        defaults = [None] * (len(args.posonlyargs + args.args) - len(args.defaults))
+        defaults += list(args.defaults) + list(args.kw_defaults)
+        return {p.arg: _default_value(d) for p, d in zip(params, defaults)}
+
+
+NOT_A_VALUE = object()
+
+
+def _default_value(node):
+    """A parameter's default from its source: a literal, or ``int``/``float``/``dict``
+    of literals (``int(1e6)``); anything else is NOT_A_VALUE."""
+    if node is None:
+        return NOT_A_VALUE
+    calls = {"int": int, "float": float, "dict": dict, "list": list, "tuple": tuple}
+    try:
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in calls:
+            return calls[node.func.id](*(ast.literal_eval(a) for a in node.args))
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        return NOT_A_VALUE
+
+
+class NamedObject:
+    """A flag value that names an object under ``tf``, ``keras`` or ``np``
+    (``tf.nn.relu``), looked up only in the process that runs the experiment,
+    so that the launcher never imports TensorFlow. ``__name__`` is the last
+    part of the name, as directory names and config.json show it."""
+
+    ROOTS = {"tf": "tensorflow", "keras": "keras", "np": "numpy"}
+
+    def __init__(self, text: str, flag: str):
+        self.text, self.flag = text, flag
+        self.__name__ = text.rsplit(".", 1)[-1]
+
+    def resolve(self):
+        """The object itself; a :class:`SpinupError` naming the flag if there is none."""
+        root, *attrs = self.text.split(".")
+        if root in ("tf", "keras"):
+            from spinup_tf2.utils.tf_setup import import_tensorflow
+
+            import_tensorflow()  # first, and quietly: keras would import it noisily
+        value = importlib.import_module(self.ROOTS[root])
+        for i, attr in enumerate(attrs):
+            if not hasattr(value, attr):
+                raise SpinupError(
+                    f"The value {self.text!r} of --{self.flag} could not be used: "
+                    f"{'.'.join([root] + attrs[:i + 1])} does not exist. Names under tf, keras "
+                    f"or np must name a function or value, e.g. tf.nn.relu.")
+            value = getattr(value, attr)
+        if type(value).__name__ == "module":
+            raise SpinupError(f"The value {self.text!r} of --{self.flag} names a module, not a "
+                              f"function or value: give one inside it, e.g. tf.nn.relu.")
+        return value
+
+
+def resolve_names(value):
+    """``value`` with every :class:`NamedObject` in it (in dicts, lists and tuples)
+    replaced by the object it names."""
+    if isinstance(value, NamedObject):
+        return value.resolve()
+    if isinstance(value, dict):
+        return {k: resolve_names(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(resolve_names(v) for v in value)
+    return value
 
 
 def setup_logger_kwargs(exp_name: str, seed: int | None = None, data_dir: str | None = None,
@@ -148,7 +248,7 @@ def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int | str =
         from spinup_tf2.utils.mpi_tools import mpi_fork
 
         mpi_fork(num_cpu)
-        thunk(**kwargs)
+        thunk(**resolve_names(kwargs))
 
     encoded = base64.b64encode(zlib.compress(cloudpickle.dumps(thunk_plus))).decode("utf-8")
     entrypoint = osp.join(osp.abspath(osp.dirname(__file__)), "run_entrypoint.py")

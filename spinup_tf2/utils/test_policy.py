@@ -18,8 +18,9 @@ import warnings
 
 import joblib
 
-from spinup_tf2.utils.errors import SpinupError
-from spinup_tf2.utils.logx import EpochLogger, colorize, existing_checkpoint_dir
+from spinup_tf2.utils.atomic_files import existing_checkpoint_dir
+from spinup_tf2.utils.errors import SpinupError, print_error
+from spinup_tf2.utils.logx import EpochLogger
 from spinup_tf2.utils.tf_setup import import_tensorflow
 
 
@@ -189,7 +190,7 @@ def main(argv=None) -> int:
                                               args.deterministic, render=not args.norender)
         run_policy(env, get_action, args.len, args.episodes, not args.norender)
     except SpinupError as err:
-        print(colorize("Error: ", "red", bold=True) + str(err), file=sys.stderr)
+        print_error(err)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -70,3 +70,11 @@ def set_threads(tf) -> None:
         tf.config.threading.set_intra_op_parallelism_threads(1)
     except RuntimeError:  # TensorFlow already started running ops: keep its settings
         pass
+
+
+def tf_variables(variables) -> list:
+    """The ``tf.Variable`` behind each Keras 3 variable (other variables as they are):
+    fused kernels, raw assignments and ``tf.Module`` tracking need the former."""
+    import keras
+
+    return [v.value if isinstance(v, keras.Variable) else v for v in variables]

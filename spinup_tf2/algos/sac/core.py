@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from spinup_tf2.utils.tf_setup import import_tensorflow
+from spinup_tf2.utils.tf_setup import import_tensorflow, tf_variables
 
 tf = import_tensorflow()
 import keras  # noqa: E402  (after TensorFlow, so its start-up stays quiet)
@@ -74,13 +74,21 @@ class ObsNormalizer(keras.layers.Layer):
         self.count = 0.0
         self.np_mean = np.zeros(obs_dim)
         self.np_m2 = np.zeros(obs_dim)
+        self.pending: list = []
 
     def call(self, obs):
         return tf.clip_by_value((obs - self.mean) / tf.sqrt(self.var + 1e-8), -self.CLIP,
                                 self.CLIP)
 
-    def update(self, batch: np.ndarray) -> None:
-        """Fold a batch of observations (n, obs_dim) into the statistics."""
+    def observe(self, obs: np.ndarray) -> None:
+        """Keep one observation for the next :meth:`update`."""
+        self.pending.append(obs)
+
+    def update(self, batch: np.ndarray | None = None) -> None:
+        """Fold a batch of observations (n, obs_dim), by default those kept by
+        :meth:`observe` since the last update, into the statistics."""
+        if batch is None:
+            batch, self.pending = np.array(self.pending), []
         batch = np.asarray(batch, dtype=np.float64).reshape(-1, self.obs_dim)
         n = len(batch)
         if n == 0:
@@ -96,12 +104,15 @@ class ObsNormalizer(keras.layers.Layer):
         self.var.assign((self.np_m2 / self.count).astype(np.float32))
 
     def state(self) -> dict:
-        """The numpy accumulators, for a checkpoint."""
-        return dict(count=self.count, mean=self.np_mean.copy(), m2=self.np_m2.copy())
+        """The numpy accumulators and the observations kept for the next update,
+        for a checkpoint."""
+        return dict(count=self.count, mean=self.np_mean.copy(), m2=self.np_m2.copy(),
+                    pending=np.array(self.pending))
 
     def load_state(self, state: dict) -> None:
         """Restore :meth:`state` (the weights are restored with the other variables)."""
         self.count, self.np_mean, self.np_m2 = state["count"], state["mean"], state["m2"]
+        self.pending = list(state["pending"])
 
     @property
     def np_mean_f32(self) -> np.ndarray:
@@ -114,7 +125,20 @@ class ObsNormalizer(keras.layers.Layer):
         return np.sqrt(self.var.numpy() + 1e-8)
 
 
-class SquashedGaussianMLPActor(keras.Model):
+class ObsModel(keras.Model):
+    """A Keras model of observations, optionally normalized by a shared
+    :class:`ObsNormalizer`: the prologue all four models share."""
+
+    def __init__(self, obs_normalizer: ObsNormalizer | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.obs_normalizer = obs_normalizer
+
+    def prepare_obs(self, obs):
+        """``obs`` as the networks see it: normalized when there is a normalizer."""
+        return obs if self.obs_normalizer is None else self.obs_normalizer(obs)
+
+
+class SquashedGaussianMLPActor(ObsModel):
     """pi(a|s): a Gaussian in pre-squash space, squashed by tanh and scaled to the
     action limit.
 
@@ -127,19 +151,16 @@ class SquashedGaussianMLPActor(keras.Model):
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
                  activation: Callable, act_limit: float,
                  obs_normalizer: ObsNormalizer | None = None, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(obs_normalizer, **kwargs)
         self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
         self.act_limit = float(act_limit)
-        self.obs_normalizer = obs_normalizer
         self.net = mlp([obs_dim] + list(hidden_sizes), activation, activation, name="trunk")
         self.mu_layer = keras.layers.Dense(act_dim, name="mu")
         self.log_std_layer = keras.layers.Dense(act_dim, name="log_std")
         self(tf.zeros((1, obs_dim)))  # build now, so count_vars works at once
 
     def call(self, obs, deterministic=False, with_logprob=True, noise=None):
-        if self.obs_normalizer is not None:
-            obs = self.obs_normalizer(obs)
-        net_out = self.net(obs)
+        net_out = self.net(self.prepare_obs(obs))
         mu = self.mu_layer(net_out)
         log_std = tf.clip_by_value(self.log_std_layer(net_out), LOG_STD_MIN, LOG_STD_MAX)
         if deterministic:
@@ -156,20 +177,17 @@ class SquashedGaussianMLPActor(keras.Model):
         return pi_action, logp_pi
 
 
-class MLPQFunction(keras.Model):
+class MLPQFunction(ObsModel):
     """Q(s, a): ``concat(obs, act) -> hidden -> 1``, squeezed to shape (batch,)."""
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
                  activation: Callable, obs_normalizer: ObsNormalizer | None = None, **kwargs):
-        super().__init__(**kwargs)
-        self.obs_normalizer = obs_normalizer
+        super().__init__(obs_normalizer, **kwargs)
         self.q = mlp([obs_dim + act_dim] + list(hidden_sizes) + [1], activation, name="q_net")
         self(tf.zeros((1, obs_dim)), tf.zeros((1, act_dim)))
 
     def call(self, obs, act):
-        if self.obs_normalizer is not None:
-            obs = self.obs_normalizer(obs)
-        q = self.q(tf.concat([obs, act], axis=-1))
+        q = self.q(tf.concat([self.prepare_obs(obs), act], axis=-1))
         return tf.squeeze(q, -1)
 
 
@@ -221,7 +239,7 @@ class MLPActorCritic(ActorCritic):
                                name="q2")
 
 
-class CategoricalMLPActor(keras.Model):
+class CategoricalMLPActor(ObsModel):
     """pi(a|s) over n discrete actions: ``obs -> hidden -> n logits``.
 
     Calling it returns ``(action, logp)`` like the Gaussian actor (the action
@@ -233,18 +251,15 @@ class CategoricalMLPActor(keras.Model):
 
     def __init__(self, obs_dim: int, n_actions: int, hidden_sizes: Sequence[int],
                  activation: Callable, obs_normalizer: ObsNormalizer | None = None, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(obs_normalizer, **kwargs)
         self.obs_dim, self.n_actions = int(obs_dim), int(n_actions)
-        self.obs_normalizer = obs_normalizer
         self.net = mlp([obs_dim] + list(hidden_sizes), activation, activation, name="trunk")
         self.logits_layer = keras.layers.Dense(n_actions, name="logits")
         self(tf.zeros((1, obs_dim)))
 
     def dist(self, obs):
         """``(probs, log_probs)``, each (batch, n)."""
-        if self.obs_normalizer is not None:
-            obs = self.obs_normalizer(obs)
-        logits = self.logits_layer(self.net(obs))
+        logits = self.logits_layer(self.net(self.prepare_obs(obs)))
         return tf.nn.softmax(logits), tf.nn.log_softmax(logits)
 
     def call(self, obs, deterministic=False, with_logprob=True, noise=None):
@@ -259,21 +274,18 @@ class CategoricalMLPActor(keras.Model):
         return action, logp
 
 
-class DiscreteMLPQFunction(keras.Model):
+class DiscreteMLPQFunction(ObsModel):
     """Q(s, .) for n discrete actions: ``obs -> hidden -> n``. ``q(obs)`` gives
     all n values, ``q(obs, act)`` the value of each row's action index."""
 
     def __init__(self, obs_dim: int, n_actions: int, hidden_sizes: Sequence[int],
                  activation: Callable, obs_normalizer: ObsNormalizer | None = None, **kwargs):
-        super().__init__(**kwargs)
-        self.obs_normalizer = obs_normalizer
+        super().__init__(obs_normalizer, **kwargs)
         self.q = mlp([obs_dim] + list(hidden_sizes) + [n_actions], activation, name="q_net")
         self(tf.zeros((1, obs_dim)))
 
     def call(self, obs, act=None):
-        if self.obs_normalizer is not None:
-            obs = self.obs_normalizer(obs)
-        q = self.q(obs)
+        q = self.q(self.prepare_obs(obs))
         if act is None:
             return q
         act = tf.cast(tf.reshape(act, [-1]), tf.int32)
@@ -299,89 +311,6 @@ class DiscreteMLPActorCritic(ActorCritic):
                                        name="q2")
 
 
-_NUMPY_ACTIVATIONS = {
-    "relu": lambda x: np.maximum(x, 0.0),
-    "tanh": np.tanh,
-    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
-    "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0.0))),
-    "softplus": lambda x: np.logaddexp(x, 0.0),
-    "linear": lambda x: x,
-}
-
-
-def _numpy_activation(fn):
-    name = "linear" if fn is None else getattr(fn, "__name__", "")
-    return _NUMPY_ACTIVATIONS.get(name)
-
-
-class NumpyActor:
-    """The forward pass of an MLP actor in numpy, for acting.
-
-    Acting needs one small forward pass per environment step. A ``tf.function``
-    call costs hundreds of microseconds of dispatch for microseconds of
-    arithmetic, so the training loop acts with a numpy copy of the weights,
-    refreshed (``refresh()``) after every block of updates. Calling it with
-    ``(obs, noise)`` gives the action; zero noise gives the deterministic one.
-
-    Use :meth:`maybe` to get one: it returns None for actors it cannot mirror
-    (another architecture, or an activation it has no numpy form for).
-    """
-
-    def __init__(self, actor, heads: tuple):
-        self.actor = actor
-        self.layers = list(actor.net.layers)
-        self.acts = [_numpy_activation(layer.activation) for layer in self.layers]
-        self.head_layers = heads
-        self.refresh()
-
-    @classmethod
-    def maybe(cls, actor) -> "NumpyActor | None":
-        """A NumpyActor for ``actor`` when it can mirror it exactly, else None."""
-        if not isinstance(actor, (SquashedGaussianMLPActor, CategoricalMLPActor)):
-            return None
-        if any(_numpy_activation(layer.activation) is None for layer in actor.net.layers):
-            return None
-        if isinstance(actor, CategoricalMLPActor):
-            return NumpyCategoricalActor(actor, (actor.logits_layer,))
-        return NumpyGaussianActor(actor, (actor.mu_layer, actor.log_std_layer))
-
-    def refresh(self) -> None:
-        """Copy the actor's current weights (and observation statistics)."""
-        self.hidden = [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.layers]
-        self.heads = [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.head_layers]
-        normalizer = self.actor.obs_normalizer
-        self.norm = None if normalizer is None else (normalizer.np_mean_f32,
-                                                     normalizer.np_scale_f32)
-
-    def features(self, obs: np.ndarray) -> list:
-        """The heads' outputs for observation(s) ``obs``."""
-        x = np.asarray(obs, dtype=np.float32)
-        if self.norm is not None:
-            x = np.clip((x - self.norm[0]) / self.norm[1], -ObsNormalizer.CLIP, ObsNormalizer.CLIP)
-        for (w, b), act in zip(self.hidden, self.acts):
-            x = act(x @ w + b)
-        return [x @ w + b for w, b in self.heads]
-
-
-class NumpyGaussianActor(NumpyActor):
-    """For a :class:`SquashedGaussianMLPActor`: ``act_limit * tanh(mu + std * noise)``
-    with standard normal noise."""
-
-    def __call__(self, obs: np.ndarray, noise: np.ndarray) -> np.ndarray:
-        mu, log_std = self.features(obs)
-        log_std = np.clip(log_std, LOG_STD_MIN, LOG_STD_MAX)
-        return self.actor.act_limit * np.tanh(mu + np.exp(log_std) * noise)
-
-
-class NumpyCategoricalActor(NumpyActor):
-    """For a :class:`CategoricalMLPActor`: ``argmax(logits + noise)``; Gumbel noise
-    makes it a sample."""
-
-    def __call__(self, obs: np.ndarray, noise: np.ndarray) -> np.ndarray:
-        (logits,) = self.features(obs)
-        return np.argmax(logits + noise, axis=-1)
-
-
 class ActorCriticExport(tf.Module):
     """What ``tf2_save/`` holds: the actor-critic's variables and four
     signatures that need nothing from spinup_tf2 to run.
@@ -399,7 +328,7 @@ class ActorCriticExport(tf.Module):
         # Keras 3 wraps tf.Variables; track the underlying ones so they are saved,
         # non-trainable ones (observation statistics) included, each once.
         weights = {id(v): v for m in (ac.pi, ac.q1, ac.q2) for v in m.weights}
-        self.variables_to_save = [v.value for v in weights.values()]
+        self.variables_to_save = tf_variables(weights.values())
         x = tf.TensorSpec([None, obs_dim], tf.float32, name="x")
         a = (tf.TensorSpec([None], tf.int64, name="a") if getattr(ac, "discrete", False)
              else tf.TensorSpec([None, act_dim], tf.float32, name="a"))

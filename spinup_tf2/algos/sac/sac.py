@@ -1,38 +1,48 @@
 """Soft Actor-Critic in TensorFlow 2 / Keras 3, after Spinning Up's ``sac``.
 
-The SAC math is in :func:`make_update`; :func:`sac` is the training loop.
-Updates run ``update_every`` at a time in one compiled call, on minibatches
-drawn from the replay buffer in one numpy gather per block; acting uses a
-numpy copy of the policy weights, refreshed after each block.
+Read top to bottom: the replay buffer, the losses (:func:`continuous_losses`,
+:func:`discrete_losses`), one update (:func:`make_update`), and :func:`sac`,
+the training loop. Updates run ``update_every`` at a time in one compiled call
+on minibatches drawn in one numpy gather per block; acting uses a numpy copy
+of the policy, refreshed after each block. Those speed-ups, and the fused
+Adam and polyak steps, live in :mod:`spinup_tf2.algos.sac.fast_path`.
 """
 
 from __future__ import annotations
 
-import json
-import os.path as osp
 import sys
 import time
 from typing import Callable
 
 import numpy as np
-from gymnasium import spaces
 
 from spinup_tf2.algos.sac import core
-from spinup_tf2.utils.checkpoint import load_train_state, rng_state, save_train_state, set_rng_state
+from spinup_tf2.algos.sac.checks import (
+    check_finite,
+    check_sac_args,
+    check_spaces,
+    default_target_entropy,
+)
+from spinup_tf2.algos.sac.fast_path import (
+    Adam,
+    EntropyTuner,
+    make_get_action,
+    make_polyak_update,
+    make_update_block,
+)
+from spinup_tf2.utils.checkpoint import TrainingCheckpoint
+from spinup_tf2.utils.env_wrappers import ReplayableEpisodes
 from spinup_tf2.utils.errors import SpinupError
 from spinup_tf2.utils.logx import EpochLogger
 from spinup_tf2.utils.mpi_tf2 import make_grad_averager, sync_params
 from spinup_tf2.utils.mpi_tools import num_procs, proc_id
-from spinup_tf2.utils.serialization_utils import convert_json
+from spinup_tf2.utils.progress_bar import EpochProgress
 from spinup_tf2.utils.tf_setup import import_tensorflow
 
 tf = import_tensorflow()
 import keras  # noqa: E402
 
 BATCH_KEYS = ("obs", "act", "rew", "obs2", "done")
-# With n discrete actions and alpha='auto', the target entropy is this fraction of log(n)
-# (the entropy of the uniform policy).
-DISCRETE_ENTROPY_FRACTION = 0.5
 LOGGED_KEYS = ("LossPi", "LossQ1", "LossQ2", "Q1Vals", "Q2Vals", "LogPi")
 
 
@@ -93,106 +103,43 @@ class ReplayBuffer:
                     rew=self.rew_buf[idxs], done=self.done_buf[idxs])
 
 
-def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs: dict):
+def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs: dict,
+                        obs_normalizer: core.ObsNormalizer | None = None):
     """The main actor-critic and its target copy, the targets starting equal to
-    the main networks."""
-    ac = actor_critic(observation_space, action_space, **ac_kwargs)
+    the main networks; both share ``obs_normalizer`` when one is given."""
+    if obs_normalizer is not None:
+        ac_kwargs = dict(ac_kwargs, obs_normalizer=obs_normalizer)
+    try:
+        ac = actor_critic(observation_space, action_space, **ac_kwargs)
+    except TypeError as err:
+        if obs_normalizer is not None and "obs_normalizer" in str(err):
+            raise SpinupError(f"normalize_obs=True, but the actor_critic "
+                              f"{getattr(actor_critic, '__name__', actor_critic)} does not "
+                              f"take an obs_normalizer argument ({err}).") from None
+        raise
     ac_targ = actor_critic(observation_space, action_space, **ac_kwargs)
     for v_main, v_targ in zip(ac.trainable_variables, ac_targ.trainable_variables):
         v_targ.assign(v_main)
     return ac, ac_targ
 
 
-class Adam:
-    """Adam as TF1's ``AdamOptimizer`` (which Spinning Up's TF1 SAC used) computes it:
-    ``lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t)``, then one fused
-    ``ResourceApplyAdam`` kernel per variable.
-
-    One kernel per variable instead of a dozen small ops keeps the compiled
-    update short, which is most of its cost on a CPU. ``variables`` lists the
-    optimizer's state (moments and beta powers) for checkpoints.
-    """
-
-    def __init__(self, var_list: list, learning_rate: float, beta_1: float = 0.9,
-                 beta_2: float = 0.999, epsilon: float = 1e-8):
-        # Keras 3 variables wrap a tf.Variable; the fused kernels need the latter.
-        self.var_list = [v.value if isinstance(v, keras.Variable) else v for v in var_list]
-        self.lr, self.beta_1, self.beta_2, self.epsilon = learning_rate, beta_1, beta_2, epsilon
-        self.m = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.var_list]
-        self.v = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.var_list]
-        self.beta_1_power = tf.Variable(1.0, trainable=False)
-        self.beta_2_power = tf.Variable(1.0, trainable=False)
-
-    @property
-    def variables(self) -> list:
-        """The optimizer's state."""
-        return self.m + self.v + [self.beta_1_power, self.beta_2_power]
-
-    def apply(self, grads: list) -> None:
-        """One Adam step of every variable along its gradient."""
-        b1p = self.beta_1_power.assign(self.beta_1_power * self.beta_1)
-        b2p = self.beta_2_power.assign(self.beta_2_power * self.beta_2)
-        for var, m, v, g in zip(self.var_list, self.m, self.v, grads):
-            tf.raw_ops.ResourceApplyAdam(
-                var=var.handle, m=m.handle, v=v.handle, beta1_power=b1p, beta2_power=b2p,
-                lr=self.lr, beta1=self.beta_1, beta2=self.beta_2, epsilon=self.epsilon, grad=g)
+def make_tuner(tuner_args: tuple | None, action_space, lr: float) -> EntropyTuner | None:
+    """The entropy tuner for ``alpha='auto...'`` (None for a fixed alpha), from
+    ``tuner_args = (initial alpha, target entropy or None)``; the target entropy
+    defaults to :func:`checks.default_target_entropy` of ``action_space``."""
+    if tuner_args is None:
+        return None
+    initial_alpha, target = tuner_args
+    target = default_target_entropy(action_space) if target is None else target
+    return EntropyTuner(initial_alpha, target, lr)
 
 
-def make_optimizers(ac, lr: float):
+def make_optimizers(ac, lr: float) -> tuple[Adam, Adam]:
     """Separate Adam optimizers for the policy and the Q functions, with TF1's
     Adam defaults (epsilon 1e-8) as in Spinning Up."""
     pi_optimizer = Adam(ac.pi.trainable_variables, lr)
     q_optimizer = Adam(ac.q1.trainable_variables + ac.q2.trainable_variables, lr)
     return pi_optimizer, q_optimizer
-
-
-class EntropyTuner:
-    """Learns alpha = exp(log_alpha) so that the policy's entropy tracks
-    ``target_entropy`` (SAC v2: Haarnoja et al. 2018, "Soft Actor-Critic
-    Algorithms and Applications"), by Adam on
-    ``loss_alpha = -mean(log_alpha * (logp_pi + target_entropy))``."""
-
-    def __init__(self, initial_alpha: float, target_entropy: float, lr: float):
-        self.target_entropy = float(target_entropy)
-        self.log_alpha = tf.Variable(np.log(initial_alpha), dtype=tf.float32, trainable=False)
-        self.optimizer = Adam([self.log_alpha], lr)
-
-    @property
-    def variables(self) -> list:
-        """log_alpha and its optimizer's state."""
-        return [self.log_alpha] + self.optimizer.variables
-
-
-def parse_alpha(alpha, target_entropy, default_target: float):
-    """``(alpha, tuner_args)`` from sac()'s ``alpha`` and ``target_entropy``.
-
-    A number >= 0 is a fixed alpha (tuner_args None); ``'auto'`` learns alpha
-    from 1.0, ``'auto_<x>'`` from x; the target entropy defaults to
-    ``default_target`` (-act_dim, or a fraction of log(n) for n discrete actions).
-    """
-    if isinstance(alpha, str):
-        head, _, start = alpha.partition("_")
-        try:
-            initial = float(start) if start else 1.0
-        except ValueError:
-            initial = -1.0
-        if head != "auto" or not (initial > 0 and np.isfinite(initial)):
-            raise SpinupError(
-                f"sac() got alpha={alpha!r}: alpha is a number >= 0 (fixed), 'auto' (learned, "
-                f"starting from 1.0) or 'auto_<x>' with x > 0 (learned, starting from x), "
-                f"e.g. 'auto_0.1'.")
-        if target_entropy is None:
-            target_entropy = float(default_target)
-        elif not (isinstance(target_entropy, (int, float)) and np.isfinite(target_entropy)):
-            raise SpinupError(f"sac() got target_entropy={target_entropy!r}; it must be a "
-                              f"number (the default here is {default_target:g}).")
-        return initial, (initial, float(target_entropy))
-    if target_entropy is not None:
-        raise SpinupError(
-            f"sac() got target_entropy={target_entropy!r} with a fixed alpha={alpha!r}: a "
-            f"target entropy only matters when alpha is learned. Use alpha='auto' (or "
-            f"'auto_<initial alpha>'), or drop target_entropy.")
-    return alpha, None
 
 
 def continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
@@ -249,22 +196,8 @@ def discrete_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
     return loss_pi, loss_q1, loss_q2, q1, q2, logp_pi
 
 
-def make_polyak_update(ac, ac_targ, polyak: float) -> Callable:
-    """Return ``update_targets()``: polyak averaging of every target variable,
-    ``targ <- polyak * targ + (1 - polyak) * main``."""
-    var_pairs = [(v.value, vt.value) for v, vt in zip(ac.trainable_variables,
-                                                       ac_targ.trainable_variables)]
-
-    def update_targets():
-        # Written as targ -= (1 - polyak) * (targ - main): one kernel a variable.
-        for v_main, v_targ in var_pairs:
-            tf.raw_ops.ResourceApplyGradientDescent(var=v_targ.handle, alpha=1.0 - polyak,
-                                                    delta=v_targ - v_main)
-    return update_targets
-
-
-def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: float,
-                polyak: float, tuner: EntropyTuner | None = None,
+def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float,
+                alpha: float, polyak: float, tuner: EntropyTuner | None = None,
                 average_grads: Callable | None = None) -> Callable:
     """Return ``update(obs, act, rew, obs2, done, noise)``: one SAC gradient step.
 
@@ -274,132 +207,39 @@ def make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma: float, alpha: flo
     Spinning Up's TF1 SAC, all losses come from one forward pass, then the
     policy step, the Q step, and the polyak averaging of all target variables.
     With a ``tuner``, alpha is ``exp(log_alpha)`` and log_alpha takes an Adam
-    step too. With ``average_grads`` (data-parallel runs over MPI), all
-    gradients go through it, as one list, before any is applied. The returned
-    dict holds the diagnostics named in ``update.logged_keys``.
+    step too. With ``average_grads`` (data-parallel runs over MPI), the
+    gradients (a dict of lists) are averaged over processes before any is
+    applied. The returned dict holds the diagnostics named in
+    ``update.logged_keys``.
     """
     pi_vars = ac.pi.trainable_variables
     q_vars = ac.q1.trainable_variables + ac.q2.trainable_variables
-    n_pi, n_q = len(pi_vars), len(q_vars)
     update_targets = make_polyak_update(ac, ac_targ, polyak)
-
     compute_losses = discrete_losses if getattr(ac, "discrete", False) else continuous_losses
 
     def update(o, a, r, o2, d, noise):
-        alpha_t = tf.exp(tuner.log_alpha) if tuner is not None else alpha
+        alpha_t = tuner.alpha() if tuner is not None else alpha
         with tf.GradientTape(persistent=True) as tape:
             loss_pi, loss_q1, loss_q2, q1, q2, logp_pi = compute_losses(
                 ac, ac_targ, o, a, r, o2, d, noise, alpha_t, gamma)
             loss_q = loss_q1 + loss_q2
-
-        grads = tape.gradient(loss_pi, pi_vars) + tape.gradient(loss_q, q_vars)
+        grads = dict(pi=tape.gradient(loss_pi, pi_vars), q=tape.gradient(loss_q, q_vars))
         info = dict(LossPi=loss_pi, LossQ1=loss_q1, LossQ2=loss_q2, Q1Vals=q1, Q2Vals=q2,
                     LogPi=logp_pi)
         if tuner is not None:
-            entropy_gap = tf.stop_gradient(logp_pi) + tuner.target_entropy
-            info.update(Alpha=alpha_t, LossAlpha=-tf.reduce_mean(tuner.log_alpha * entropy_gap))
-            grads.append(-tf.reduce_mean(entropy_gap))  # d loss_alpha / d log_alpha
+            grads["alpha"] = tuner.gradient(logp_pi)
+            info.update(Alpha=alpha_t, LossAlpha=tuner.loss(logp_pi))
         if average_grads is not None:  # data-parallel: the same mean gradient on every process
             grads = average_grads(grads)
-        pi_optimizer.apply(grads[:n_pi])
-        q_optimizer.apply(grads[n_pi:n_pi + n_q])
+        pi_optimizer.apply(grads["pi"])
+        q_optimizer.apply(grads["q"])
         if tuner is not None:
-            tuner.optimizer.apply(grads[-1:])
+            tuner.optimizer.apply(grads["alpha"])
         update_targets()
         return info
 
     update.logged_keys = LOGGED_KEYS + (("Alpha", "LossAlpha") if tuner is not None else ())
     return update
-
-
-def make_update_block(update: Callable, jit_compile: bool = False) -> Callable:
-    """Compile ``update`` looped over a block: ``block(obs, act, rew, obs2, done,
-    noise)``, each argument stacked with a leading dimension of n updates,
-    runs the n updates in order inside one call and returns the diagnostics
-    stacked the same way."""
-
-    keys = update.logged_keys
-
-    @tf.function(jit_compile=jit_compile, reduce_retracing=True)
-    def update_block(o, a, r, o2, d, noise):
-        n = tf.shape(o)[0]
-        out = {k: tf.TensorArray(tf.float32, size=n) for k in keys}
-        for j in tf.range(n):
-            info = update(o[j], a[j], r[j], o2[j], d[j], noise[j])
-            out = {k: out[k].write(j, info[k]) for k in keys}
-        return {k: out[k].stack() for k in keys}
-
-    return update_block
-
-
-def check_sac_args(steps_per_epoch, epochs, replay_size, gamma, polyak, lr, alpha, batch_size,
-                   start_steps, update_after, update_every, num_test_episodes, max_ep_len,
-                   save_freq, target_entropy=None) -> None:
-    """Raise :class:`SpinupError` naming the first argument ``sac()`` cannot use."""
-
-    def need(ok, msg):
-        if not ok:
-            raise SpinupError(msg)
-
-    def is_int(x):
-        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-    def is_num(x):
-        return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
-
-    for name, val, low in (("steps_per_epoch", steps_per_epoch, 1), ("epochs", epochs, 1),
-                           ("replay_size", replay_size, 1), ("batch_size", batch_size, 1),
-                           ("update_every", update_every, 1), ("max_ep_len", max_ep_len, 1),
-                           ("save_freq", save_freq, 1), ("start_steps", start_steps, 0),
-                           ("update_after", update_after, 0),
-                           ("num_test_episodes", num_test_episodes, 0)):
-        need(is_int(val) and val >= low,
-             f"sac() got {name}={val!r}, but {name} must be a whole number >= {low}.")
-    for name, val in (("gamma", gamma), ("polyak", polyak)):
-        need(is_num(val) and 0.0 <= val <= 1.0,
-             f"sac() got {name}={val!r}, but {name} must be a number in [0, 1].")
-    need(is_num(lr) and lr > 0, f"sac() got lr={lr!r}, but the learning rate must be a number > 0.")
-    if not isinstance(alpha, str):
-        need(is_num(alpha) and alpha >= 0,
-             f"sac() got alpha={alpha!r}, but alpha (the entropy coefficient) must be a number "
-             f">= 0, 'auto' or 'auto_<initial alpha>'.")
-    parse_alpha(alpha, target_entropy, -1.0)  # the form of alpha and target_entropy
-    first_update = -(-update_after // update_every) * update_every  # first t >= update_after
-    need(first_update < steps_per_epoch,
-         f"sac() got steps_per_epoch={steps_per_epoch} with update_after={update_after} and "
-         f"update_every={update_every}: the first update would come at step {first_update}, "
-         f"after the first epoch ends, so epoch 1 would have no Q values or losses to log. "
-         f"Make steps_per_epoch larger than {first_update}, or update_after smaller.")
-
-
-def check_spaces(observation_space, action_space) -> None:
-    """Raise :class:`SpinupError` if the spaces are not what SAC handles here:
-    1-D Box observations and Box actions with one symmetric bound."""
-    if isinstance(action_space, spaces.Discrete):
-        if action_space.start != 0 or action_space.n < 2:
-            raise SpinupError(f"sac() needs a Discrete action space of at least 2 actions "
-                              f"numbered from 0; this one is {action_space}.")
-    elif not isinstance(action_space, spaces.Box):
-        raise SpinupError(
-            f"sac() needs a continuous (gymnasium.spaces.Box) or a Discrete action space, but "
-            f"this environment's action space is {action_space}. Flatten it or pick one part "
-            f"with a wrapper.")
-    low = np.asarray(getattr(action_space, "low", -1.0))
-    high = np.asarray(getattr(action_space, "high", 1.0))
-    bad_box = (len(action_space.shape) != 1 or not np.all(np.isfinite(high))
-               or not np.all(high > 0) or not np.allclose(high, high.flat[0])
-               or not np.allclose(low, -high))
-    if isinstance(action_space, spaces.Box) and bad_box:
-        raise SpinupError(
-            f"sac() needs 1-D actions bounded by the same [-a, a] in every dimension (it squashes "
-            f"actions with a * tanh), but this action space has low={low.tolist()} and "
-            f"high={high.tolist()}. Rescale the actions with a wrapper such as "
-            f"gymnasium.wrappers.RescaleAction(env, -1, 1).")
-    if not isinstance(observation_space, spaces.Box) or len(observation_space.shape) != 1:
-        raise SpinupError(
-            f"sac() needs 1-D (gymnasium.spaces.Box) observations for its MLP networks, but this "
-            f"environment's observation space is {observation_space}. Flatten it with "
-            f"gymnasium.wrappers.FlattenObservation(env).")
 
 
 def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
@@ -527,362 +367,152 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
     """
     config = dict(locals())
-    check_sac_args(steps_per_epoch, epochs, replay_size, gamma, polyak, lr, alpha, batch_size,
-                   start_steps, update_after, update_every, num_test_episodes, max_ep_len,
-                   save_freq, target_entropy)
-    if not callable(env_fn):
-        raise SpinupError(f"sac() needs env_fn to be a function that makes the environment, "
-                          f"e.g. lambda: gymnasium.make('Pendulum-v1'); got {env_fn!r}.")
+    alpha, tuner_args = check_sac_args(config)
     env, test_env = env_fn(), env_fn()
-    if normalize_obs and not isinstance(env.observation_space, spaces.Box):
-        raise SpinupError(f"normalize_obs=True needs a Box observation space (running mean "
-                          f"and variance per dimension), but this environment's is "
-                          f"{env.observation_space}. Drop normalize_obs or flatten the "
-                          f"observations (gymnasium.wrappers.FlattenObservation).")
-    check_spaces(env.observation_space, env.action_space)
-    obs_dim = env.observation_space.shape[0]
-    discrete = isinstance(env.action_space, spaces.Discrete)
-    # act_dim: the width of an action in the buffer and of the acting noise.
-    act_dim = 1 if discrete else env.action_space.shape[0]
-    n_noise = int(env.action_space.n) if discrete else act_dim
+    discrete, obs_dim, act_dim, n_noise = check_spaces(env.observation_space, env.action_space,
+                                                       normalize_obs)
     if discrete and actor_critic is core.MLPActorCritic:
-        actor_critic = core.DiscreteMLPActorCritic
-        config["actor_critic"] = actor_critic
-    alpha, tuner_args = parse_alpha(
-        alpha, target_entropy,
-        DISCRETE_ENTROPY_FRACTION * np.log(n_noise) if discrete else -float(act_dim))
-    # Data-parallel over MPI: steps_per_epoch, start_steps, update_after and
-    # num_test_episodes count over all processes; each takes its share.
-    n_procs = num_procs()
-    if n_procs > 1 and resume:
-        raise SpinupError(f"resume=True is not available for data-parallel runs ({n_procs} MPI "
-                          f"processes): their checkpoints would need every process's buffer "
-                          f"and environments. Resume runs made with one process.")
-    local_steps_per_epoch = steps_per_epoch // n_procs
-    local_start_steps, local_update_after = start_steps // n_procs, update_after // n_procs
-    local_test_episodes = -(-num_test_episodes // n_procs)
+        actor_critic = config["actor_critic"] = core.DiscreteMLPActorCritic
     # The env's registered name, so test_policy can rebuild it without vars.pkl.
     config["env_name"] = env.spec.id if env.spec is not None else None
-    checkpoint = load_checkpoint_for_resume(config, logger_kwargs) if resume else None
+    resume_epoch = TrainingCheckpoint.check_resume(config, logger_kwargs) if resume else None
 
-    logger = EpochLogger(**logger_kwargs,
-                         append_after=checkpoint[1]["epoch"] if checkpoint else None)
-    config["logger"] = logger
-    logger.save_config(config)
+    logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
+    logger.save_config(dict(config, logger=logger))
 
+    # Data-parallel over MPI: each process takes its share of these counts.
+    n_procs = num_procs()
+    local_steps_per_epoch, local_start_steps, local_update_after = (
+        n // n_procs for n in (steps_per_epoch, start_steps, update_after))
+    local_test_episodes = -(-num_test_episodes // n_procs)
     keras.utils.set_random_seed(seed)  # Python, numpy and TensorFlow: the initial weights
     seed += 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
     env.action_space.seed(seed)
+    env, test_env = ReplayableEpisodes(env, seed), ReplayableEpisodes(test_env, seed + 10_000)
 
     # Create actor-critic module and target networks (sharing the observation statistics)
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
-    try:
-        ac, ac_targ = build_actor_critics(
-            actor_critic, env.observation_space, env.action_space,
-            dict(ac_kwargs, obs_normalizer=normalizer) if normalize_obs else ac_kwargs)
-    except TypeError as err:
-        if normalize_obs and "obs_normalizer" in str(err):
-            raise SpinupError(f"normalize_obs=True, but the actor_critic "
-                              f"{getattr(actor_critic, '__name__', actor_critic)} does not "
-                              f"take an obs_normalizer argument ({err}).") from None
-        raise
-
+    ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
+                                      ac_kwargs, normalizer)
     replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
 
     var_counts = tuple(core.count_vars(m) for m in (ac.pi, ac.q1, ac.q2))
     logger.log("\nNumber of parameters: \t pi: %d, \t q1: %d, \t q2: %d, \t total: %d\n"
                % (var_counts + (sum(var_counts),)))
-
     sync_params(ac.trainable_variables + ac_targ.trainable_variables)
     pi_optimizer, q_optimizer = make_optimizers(ac, lr)
-    tuner = EntropyTuner(*tuner_args, lr) if tuner_args else None
-    update_block = make_update_block(make_update(
-        ac, ac_targ, pi_optimizer, q_optimizer, gamma, alpha, polyak, tuner,
-        average_grads=make_grad_averager()))
-
+    tuner = make_tuner(tuner_args, env.action_space, lr)
+    update_block = make_update_block(make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma,
+                                                 alpha, polyak, tuner, make_grad_averager()))
     logger.setup_tf2_saver(core.ActorCriticExport(ac, obs_dim, n_noise))
     get_action = make_get_action(ac, rng, n_noise, discrete)
 
-    # Everything a checkpoint holds, in a fixed order.
-    state_vars = (ac.trainable_variables + ac_targ.trainable_variables + pi_optimizer.variables
-                  + q_optimizer.variables + (tuner.variables if tuner else [])
-                  + (normalizer.weights if normalizer else []))
-    loop = dict(t=0, epoch=0, saved_epoch=0, ep_ret=0.0, ep_len=0, elapsed=0.0,
-                test_seed=seed + 10_000, new_obs=[],
-                episode_reset=dict(seed=seed), episode_actions=[])
-
-    def reset_env():
-        # Remember how this episode began, so a resumed run can replay it exactly.
-        loop["episode_reset"] = dict(rng=rng_state(env.unwrapped.np_random))
-        loop["episode_actions"] = []
-        return env.reset()[0]
+    def update(t):
+        """update_every SAC updates, on as many minibatches, in one compiled call."""
+        if normalizer is not None:
+            normalizer.update()  # with the observations since the last block
+        batch = replay_buffer.sample_batch(batch_size, rng, n_batches=update_every)
+        noise = rng.standard_normal((update_every, 2 * batch_size, 0 if discrete else act_dim),
+                                    dtype=np.float32)
+        info = {k: np.asarray(v) for k, v in
+                update_block(*(batch[k] for k in BATCH_KEYS), noise).items()}
+        check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
+        logger.store(**info)
+        get_action.refresh()
 
     def test_agent():
-        for j in range(local_test_episodes):
-            o, _ = test_env.reset(seed=loop.pop("test_seed", None))
-            ep_ret, ep_len, done = 0.0, 0, False
-            while not done and ep_len < max_ep_len:
+        for _ in range(local_test_episodes):
+            o, d, ep_ret, ep_len = test_env.reset()[0], False, 0.0, 0
+            while not (d or (ep_len == max_ep_len)):
+                # Take deterministic actions at test time
                 o, r, terminated, truncated, _ = test_env.step(get_action(o, True))
+                d = terminated or truncated
                 ep_ret += r
                 ep_len += 1
-                done = terminated or truncated
             logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
 
-    def save_checkpoint():
-        arrays = {f"var{i}": v.numpy() for i, v in enumerate(state_vars)}
-        arrays.update(replay_buffer.state_arrays())
-        state = dict(loop, normalizer=normalizer.state() if normalizer else None,
-                     rng=rng_state(rng), action_space_rng=rng_state(
-            env.action_space.np_random), test_env_rng=rng_state(test_env.unwrapped.np_random),
-            episode_actions=np.array(loop["episode_actions"]))
-        save_train_state(logger.output_dir, arrays, state)
-
-    total_steps = local_steps_per_epoch * epochs
-    o = env.reset(seed=seed)[0]
-    if checkpoint is not None:
-        arrays, state = checkpoint
-        for i, v in enumerate(state_vars):
-            v.assign(arrays[f"var{i}"])
-        replay_buffer.load_state_arrays(arrays)
-        o = restore_loop(loop, state, env, test_env, rng)
-        if normalizer is not None:
-            normalizer.load_state(state["normalizer"])
-        get_action.refresh()
-    start_time = time.time() - loop["elapsed"]
-    progress = EpochProgress(local_steps_per_epoch, epochs,
+    # Everything a training checkpoint holds; resuming puts it all back.
+    checkpoint = TrainingCheckpoint(logger.output_dir, (ac, ac_targ), (pi_optimizer, q_optimizer),
+                                    tuner, normalizer, replay_buffer, rng, env, test_env)
+    o, t_start, ep_ret, ep_len, elapsed = (checkpoint.restore() if resume
+                                           else (env.reset()[0], 0, 0.0, 0, 0.0))
+    get_action.refresh()
+    saved_epoch = resume_epoch or 0
+    start_time = time.time() - elapsed
+    progress = EpochProgress(local_steps_per_epoch, epochs, every=update_every,
                              enabled=sys.stdout.isatty() and proc_id() == 0)
 
-    for t in range(loop["t"], total_steps):
-
+    # Main loop: collect experience in env and update/log each epoch
+    for t in range(t_start, local_steps_per_epoch * epochs):
         # Uniformly random actions explore for the first start_steps steps; the policy acts after.
         a = get_action(o) if t > local_start_steps else env.action_space.sample()
 
         o2, r, terminated, truncated, _ = env.step(a)
-        loop["episode_actions"].append(a)
-        loop["ep_ret"] += r
-        loop["ep_len"] += 1
+        ep_ret += r
+        ep_len += 1
 
         # Only a true termination is stored as done: a time limit (the env's or max_ep_len)
         # ends the episode but says nothing about the state, so the backup still bootstraps.
         replay_buffer.store(o, a, r, o2, float(terminated))
         if normalizer is not None:
-            loop["new_obs"].append(o2)
+            normalizer.observe(o2)
 
-        o = o2  # the next action must see the newest observation: easy to forget, fatal to miss
+        # Super critical, easy to overlook step: make sure to update most recent observation!
+        o = o2
 
-        if terminated or truncated or loop["ep_len"] == max_ep_len:
-            logger.store(EpRet=loop["ep_ret"], EpLen=loop["ep_len"])
-            o = reset_env()
-            loop["ep_ret"], loop["ep_len"] = 0.0, 0
+        # End of trajectory handling
+        if terminated or truncated or ep_len == max_ep_len:
+            logger.store(EpRet=ep_ret, EpLen=ep_len)
+            o, ep_ret, ep_len = env.reset()[0], 0.0, 0
 
-        # Every update_every steps, as many updates, in one compiled call.
+        # Update handling
         if t >= local_update_after and t % update_every == 0:
-            if normalizer is not None:
-                normalizer.update(np.array(loop["new_obs"]))
-                loop["new_obs"] = []
-            batch = replay_buffer.sample_batch(batch_size, rng, n_batches=update_every)
-            noise = rng.standard_normal((update_every, 2 * batch_size, 0 if discrete else act_dim),
-                                        dtype=np.float32)
-            info = {k: np.asarray(v) for k, v in
-                    update_block(*(batch[k] for k in BATCH_KEYS), noise).items()}
-            check_finite(info, t, local_steps_per_epoch, loop["saved_epoch"], logger)
-            logger.store(**info)
-            get_action.refresh()
+            update(t)
+        progress.update(t + 1)
 
-        if progress.enabled and (t + 1) % update_every == 0:
-            progress.update(t + 1)
-
-        if (t + 1) % local_steps_per_epoch == 0:  # the epoch ends: save, test, log
+        # End of epoch handling
+        if (t + 1) % local_steps_per_epoch == 0:
             epoch = (t + 1) // local_steps_per_epoch
             saving = (epoch % save_freq == 0) or (epoch == epochs)
-
+            # Save model
             if saving:
-                logger.save_state({"env": env}, None)
-                loop["saved_epoch"] = epoch
-
+                logger.save_state({"env": env.env}, None)
+                saved_epoch = epoch
+            # Test the performance of the deterministic version of the agent.
             test_agent()
 
-            logger.log_tabular("Epoch", epoch)
-            logger.log_tabular("EpRet", with_min_and_max=True)
-            logger.log_tabular("TestEpRet", with_min_and_max=True)
-            logger.log_tabular("EpLen", average_only=True)
-            logger.log_tabular("TestEpLen", average_only=True)
-            logger.log_tabular("TotalEnvInteracts", (t + 1) * n_procs)
-            logger.log_tabular("Q1Vals", with_min_and_max=True)
-            logger.log_tabular("Q2Vals", with_min_and_max=True)
-            logger.log_tabular("LogPi", with_min_and_max=True)
-            logger.log_tabular("LossPi", average_only=True)
-            logger.log_tabular("LossQ1", average_only=True)
-            logger.log_tabular("LossQ2", average_only=True)
-            logger.log_tabular("Time", time.time() - start_time)
-            if tuner is not None:
-                logger.log_tabular("Alpha", average_only=True)
-                logger.log_tabular("LossAlpha", average_only=True)
+            # Log info about epoch
             progress.close()
-            logger.dump_tabular()
+            log_epoch(logger, epoch, (t + 1) * n_procs, time.time() - start_time, tuner is not None)
 
-            # The training checkpoint comes after the row, so that resuming
-            # from it never repeats or skips a row.
-            loop.update(t=t + 1, epoch=epoch, elapsed=time.time() - start_time)
-            if saving and logger.output_dir is not None and n_procs == 1:
-                save_checkpoint()
-    progress.close()
+            # The training checkpoint comes after the row: resuming never repeats or skips one.
+            if saving:
+                checkpoint.save(t + 1, epoch, ep_ret, ep_len, time.time() - start_time)
     return ac
 
 
-def load_checkpoint_for_resume(config: dict, logger_kwargs: dict):
-    """The checkpoint to resume from, after checking that the run's config.json
-    agrees with this call's arguments."""
-    out = logger_kwargs.get("output_dir")
-    if not out or not osp.isdir(out):
-        raise SpinupError(f"resume=True needs logger_kwargs['output_dir'] to be the directory of "
-                          f"an earlier run; got {out!r}, which does not exist.")
-    checkpoint = load_train_state(out)
-    if checkpoint is None:
-        raise SpinupError(f"resume=True, but {out} holds no training checkpoint (train_state/): "
-                          f"the run stopped before its first checkpoint, or was made without "
-                          f"checkpoints. Start it again without resume.")
-    try:
-        with open(osp.join(out, "config.json")) as f:
-            old = json.load(f)
-    except (OSError, ValueError):
-        old = {}
-    new = json.loads(json.dumps(convert_json(config)))  # as config.json would hold it
-    free = {"epochs", "save_freq", "resume", "logger", "logger_kwargs", "env_fn", "exp_name"}
-    differ = sorted(k for k in set(old) | set(new) if k not in free
-                    and old.get(k, "<missing>") != new.get(k, "<missing>")
-                    and not (k in ("target_entropy",) and old.get(k) is None))
-    if differ:
-        details = "; ".join(f"{k}: {old.get(k, '<missing>')!r} there, {new.get(k, '<missing>')!r}"
-                            f" now" for k in differ)
-        raise SpinupError(f"resume=True, but these arguments differ from the run in {out}: "
-                          f"{details}. Resume with the run's own arguments (only epochs and "
-                          f"save_freq may change), or start a new run in another directory.")
-    if checkpoint[1]["t"] > config["steps_per_epoch"] * config["epochs"]:
-        raise SpinupError(f"resume=True with epochs={config['epochs']}, but the run in {out} is "
-                          f"already at epoch {checkpoint[1]['epoch']}. Give more epochs.")
-    return checkpoint
-
-
-def restore_loop(loop: dict, state: dict, env, test_env, rng):
-    """Put the loop, the random generators and both environments back as they
-    were at the checkpoint; return the current observation.
-
-    The training env is brought back by replaying its episode in progress:
-    the same reset (seed or generator state) and the same actions, which
-    rebuilds the simulator's state exactly for a deterministic env.
-    """
-    loop.update({k: state[k] for k in ("t", "epoch", "saved_epoch", "ep_ret", "ep_len",
-                                       "elapsed", "new_obs")})
-    if "test_seed" in state:
-        loop["test_seed"] = state["test_seed"]
-    else:
-        loop.pop("test_seed", None)
-    set_rng_state(rng, state["rng"])
-    set_rng_state(env.action_space.np_random, state["action_space_rng"])
-    set_rng_state(test_env.unwrapped.np_random, state["test_env_rng"])
-
-    reset = state["episode_reset"]
-    if "seed" in reset:
-        o = env.reset(seed=reset["seed"])[0]
-    else:
-        set_rng_state(env.unwrapped.np_random, reset["rng"])
-        o = env.reset()[0]
-    actions = state["episode_actions"]
-    for a in actions:
-        o = env.step(a)[0]
-    loop["episode_reset"] = reset
-    loop["episode_actions"] = list(actions)
-    return o
-
-
-class EpochProgress:
-    """A progress bar per epoch on stderr (tqdm) with env steps/s and the time
-    left for the whole run; nothing at all when disabled (output redirected)."""
-
-    def __init__(self, steps_per_epoch: int, epochs: int, enabled: bool):
-        self.steps_per_epoch, self.epochs, self.enabled = steps_per_epoch, epochs, enabled
-        self.bar = None
-
-    def update(self, t: int) -> None:
-        """Show progress at env step ``t`` (counted from the run's start)."""
-        if not self.enabled:
-            return
-        from tqdm import tqdm
-
-        epoch = t // self.steps_per_epoch + 1
-        if self.bar is None:
-            self.bar = tqdm(total=self.steps_per_epoch, desc=f"Epoch {epoch}/{self.epochs}",
-                            unit="step", leave=False, file=sys.stderr, dynamic_ncols=True)
-        done = t - (epoch - 1) * self.steps_per_epoch
-        self.bar.update(done - self.bar.n)
-        rate = self.bar.format_dict.get("rate") or 0.0
-        if rate > 0:
-            left = (self.steps_per_epoch * self.epochs - t) / rate
-            self.bar.set_postfix_str(f"run ETA {time.strftime('%H:%M:%S', time.gmtime(left))}",
-                                     refresh=False)
-
-    def close(self) -> None:
-        """End the current epoch's bar."""
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
-def make_get_action(ac, rng: np.random.Generator, n_noise: int, discrete: bool = False
-                    ) -> Callable:
-    """``get_action(o, deterministic=False)`` for one observation, as numpy.
-
-    Uses a numpy copy of the policy (:class:`core.NumpyActor`) when the actor
-    allows it, else a ``tf.function`` with a fixed input signature, so acting
-    never retraces. The noise is standard normal (continuous actions, one per
-    dimension) or Gumbel (discrete, one per action); zero noise is the
-    deterministic action. Call ``get_action.refresh()`` after the weights change.
-    """
-    np_actor = core.NumpyActor.maybe(ac.pi)
-    if np_actor is None:
-        @tf.function(input_signature=[tf.TensorSpec([1, None], tf.float32),
-                                      tf.TensorSpec([1, n_noise], tf.float32)])
-        def tf_action(o, noise):
-            return ac.pi(o, noise=noise, with_logprob=False)[0]
-
-        def policy(o, noise):
-            return tf_action(np.asarray(o, np.float32)[None], noise[None])[0].numpy()
-    else:
-        def policy(o, noise):
-            return np_actor(o, noise)
-
-    zeros = np.zeros(n_noise, dtype=np.float32)
-
-    def get_action(o, deterministic=False):
-        if deterministic:
-            noise = zeros
-        elif discrete:
-            noise = rng.gumbel(size=n_noise).astype(np.float32)
-        else:
-            noise = rng.standard_normal(n_noise, dtype=np.float32)
-        return policy(o, noise)
-
-    get_action.refresh = np_actor.refresh if np_actor is not None else (lambda: None)
-    return get_action
-
-
-def check_finite(info: dict, t: int, steps_per_epoch: int, last_saved_epoch: int,
-                 logger: EpochLogger) -> None:
-    """Stop the run with a clear message when an update produced NaN or inf."""
-    bad = [k for k in ("LossPi", "LossQ1", "LossQ2") if not np.all(np.isfinite(info[k]))]
-    if not bad:
-        return
-    where = logger.output_dir or "(no output directory)"
-    saved = (f"the checkpoint of epoch {last_saved_epoch} in {where} (tf2_save/, vars.pkl) and "
-             f"progress.txt up to that epoch are intact" if last_saved_epoch
-             else "no checkpoint had been saved yet")
-    raise FloatingPointError(
-        f"SAC stopped at env step {t} (epoch {t // steps_per_epoch + 1}): the update produced "
-        f"non-finite values in {', '.join(bad)}. Nothing more was written: {saved}. Usual causes "
-        f"are a learning rate too large for the reward scale, rewards of huge magnitude, or NaN "
-        f"in the observations; try a smaller lr or rescaled rewards.")
+def log_epoch(logger: EpochLogger, epoch: int, total_env_interacts: int, elapsed: float,
+              tuned_alpha: bool) -> None:
+    """Write the epoch's row: Spinning Up's columns, in its order (``Alpha`` and
+    ``LossAlpha`` after ``Time`` when alpha is learned)."""
+    logger.log_tabular("Epoch", epoch)
+    logger.log_tabular("EpRet", with_min_and_max=True)
+    logger.log_tabular("TestEpRet", with_min_and_max=True)
+    logger.log_tabular("EpLen", average_only=True)
+    logger.log_tabular("TestEpLen", average_only=True)
+    logger.log_tabular("TotalEnvInteracts", total_env_interacts)
+    logger.log_tabular("Q1Vals", with_min_and_max=True)
+    logger.log_tabular("Q2Vals", with_min_and_max=True)
+    logger.log_tabular("LogPi", with_min_and_max=True)
+    logger.log_tabular("LossPi", average_only=True)
+    logger.log_tabular("LossQ1", average_only=True)
+    logger.log_tabular("LossQ2", average_only=True)
+    logger.log_tabular("Time", elapsed)
+    if tuned_alpha:
+        logger.log_tabular("Alpha", average_only=True)
+        logger.log_tabular("LossAlpha", average_only=True)
+    logger.dump_tabular()
 
 
 if __name__ == "__main__":

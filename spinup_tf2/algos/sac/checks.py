@@ -1,0 +1,171 @@
+"""What ``sac()`` refuses, and why: argument, space and alpha checks, and the
+stop on non-finite updates. Each raises :class:`SpinupError` with one
+paragraph naming the bad value and what would be accepted.
+
+Nothing here imports TensorFlow, so the command line can run the same checks
+before it launches anything.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+from spinup_tf2.utils.errors import SpinupError
+
+# With n discrete actions and alpha='auto', the target entropy is this fraction of log(n)
+# (the entropy of the uniform policy).
+DISCRETE_ENTROPY_FRACTION = 0.5
+
+# (name, smallest value) of sac()'s whole-number arguments.
+WHOLE_NUMBERS = (("steps_per_epoch", 1), ("epochs", 1), ("replay_size", 1), ("batch_size", 1),
+                 ("update_every", 1), ("max_ep_len", 1), ("save_freq", 1), ("start_steps", 0),
+                 ("update_after", 0), ("num_test_episodes", 0))
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _is_num(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def check_sac_args(args: dict):
+    """Raise :class:`SpinupError` naming the first of ``sac()``'s arguments (a dict
+    of them, e.g. ``locals()``; other keys are ignored) it cannot use; else
+    return :func:`parse_alpha`'s reading of ``alpha`` and ``target_entropy``."""
+
+    def need(ok, msg):
+        if not ok:
+            raise SpinupError(msg)
+
+    for name, low in WHOLE_NUMBERS:
+        val = args[name]
+        need(_is_int(val) and val >= low,
+             f"sac() got {name}={val!r}, but {name} must be a whole number >= {low}.")
+    for name in ("gamma", "polyak"):
+        val = args[name]
+        need(_is_num(val) and 0.0 <= val <= 1.0,
+             f"sac() got {name}={val!r}, but {name} must be a number in [0, 1].")
+    lr, alpha = args["lr"], args["alpha"]
+    need(_is_num(lr) and lr > 0,
+         f"sac() got lr={lr!r}, but the learning rate must be a number > 0.")
+    if not isinstance(alpha, str):
+        need(_is_num(alpha) and alpha >= 0,
+             f"sac() got alpha={alpha!r}, but alpha (the entropy coefficient) must be a number "
+             f">= 0, 'auto' or 'auto_<initial alpha>'.")
+    steps_per_epoch, update_after, update_every = (args[k] for k in ("steps_per_epoch",
+                                                                     "update_after",
+                                                                     "update_every"))
+    first_update = -(-update_after // update_every) * update_every  # first t >= update_after
+    need(first_update < steps_per_epoch,
+         f"sac() got steps_per_epoch={steps_per_epoch} with update_after={update_after} and "
+         f"update_every={update_every}: the first update would come at step {first_update}, "
+         f"after the first epoch ends, so epoch 1 would have no Q values or losses to log. "
+         f"Make steps_per_epoch larger than {first_update}, or update_after smaller.")
+    env_fn = args.get("env_fn", callable)
+    need(callable(env_fn), f"sac() needs env_fn to be a function that makes the environment, "
+                           f"e.g. lambda: gymnasium.make('Pendulum-v1'); got {env_fn!r}.")
+    return parse_alpha(alpha, args.get("target_entropy"))
+
+
+def parse_alpha(alpha, target_entropy):
+    """``(alpha, tuner_args)`` from sac()'s ``alpha`` and ``target_entropy``.
+
+    A number >= 0 is a fixed alpha (tuner_args None); ``'auto'`` learns alpha
+    from 1.0, ``'auto_<x>'`` from x: then alpha is that initial value and
+    tuner_args is ``(initial alpha, target_entropy)``, the target None when
+    not given (:func:`default_target_entropy` then).
+    """
+    if isinstance(alpha, str):
+        head, _, start = alpha.partition("_")
+        try:
+            initial = float(start) if start else 1.0
+        except ValueError:
+            initial = -1.0
+        if head != "auto" or not (initial > 0 and np.isfinite(initial)):
+            raise SpinupError(
+                f"sac() got alpha={alpha!r}: alpha is a number >= 0 (fixed), 'auto' (learned, "
+                f"starting from 1.0) or 'auto_<x>' with x > 0 (learned, starting from x), "
+                f"e.g. 'auto_0.1'.")
+        if target_entropy is not None and not (_is_num(target_entropy)
+                                               and np.isfinite(target_entropy)):
+            raise SpinupError(f"sac() got target_entropy={target_entropy!r}; it must be a "
+                              f"finite number, or None for the default (-act_dim, or "
+                              f"{DISCRETE_ENTROPY_FRACTION} * log(n) for n discrete actions).")
+        return initial, (initial, None if target_entropy is None else float(target_entropy))
+    if target_entropy is not None:
+        raise SpinupError(
+            f"sac() got target_entropy={target_entropy!r} with a fixed alpha={alpha!r}: a "
+            f"target entropy only matters when alpha is learned. Use alpha='auto' (or "
+            f"'auto_<initial alpha>'), or drop target_entropy.")
+    return alpha, None
+
+
+def default_target_entropy(action_space) -> float:
+    """``-act_dim`` for continuous actions, a fraction of ``log(n)`` for n discrete ones."""
+    if isinstance(action_space, spaces.Discrete):
+        return DISCRETE_ENTROPY_FRACTION * np.log(int(action_space.n))
+    return -float(action_space.shape[0])
+
+
+def check_spaces(observation_space, action_space, normalize_obs: bool = False) -> tuple:
+    """Raise :class:`SpinupError` if the spaces are not what SAC handles here:
+    1-D Box observations and Box actions with one symmetric bound (or Discrete).
+
+    Returns ``(discrete, obs_dim, act_dim, n_noise)``: ``act_dim`` is an
+    action's width in the replay buffer (1 for a discrete action, its index),
+    ``n_noise`` the width of the acting noise (one per action when discrete).
+    """
+    if normalize_obs and not isinstance(observation_space, spaces.Box):
+        raise SpinupError(f"normalize_obs=True needs a Box observation space (running mean "
+                          f"and variance per dimension), but this environment's is "
+                          f"{observation_space}. Drop normalize_obs or flatten the "
+                          f"observations (gymnasium.wrappers.FlattenObservation).")
+    if isinstance(action_space, spaces.Discrete):
+        if action_space.start != 0 or action_space.n < 2:
+            raise SpinupError(f"sac() needs a Discrete action space of at least 2 actions "
+                              f"numbered from 0; this one is {action_space}.")
+    elif not isinstance(action_space, spaces.Box):
+        raise SpinupError(
+            f"sac() needs a continuous (gymnasium.spaces.Box) or a Discrete action space, but "
+            f"this environment's action space is {action_space}. Flatten it or pick one part "
+            f"with a wrapper.")
+    low = np.asarray(getattr(action_space, "low", -1.0))
+    high = np.asarray(getattr(action_space, "high", 1.0))
+    bad_box = (len(action_space.shape) != 1 or not np.all(np.isfinite(high))
+               or not np.all(high > 0) or not np.allclose(high, high.flat[0])
+               or not np.allclose(low, -high))
+    if isinstance(action_space, spaces.Box) and bad_box:
+        raise SpinupError(
+            f"sac() needs 1-D actions bounded by the same [-a, a] in every dimension (it squashes "
+            f"actions with a * tanh), but this action space has low={low.tolist()} and "
+            f"high={high.tolist()}. Rescale the actions with a wrapper such as "
+            f"gymnasium.wrappers.RescaleAction(env, -1, 1).")
+    if not isinstance(observation_space, spaces.Box) or len(observation_space.shape) != 1:
+        raise SpinupError(
+            f"sac() needs 1-D (gymnasium.spaces.Box) observations for its MLP networks, but this "
+            f"environment's observation space is {observation_space}. Flatten it with "
+            f"gymnasium.wrappers.FlattenObservation(env).")
+    discrete = isinstance(action_space, spaces.Discrete)
+    act_dim = 1 if discrete else action_space.shape[0]
+    n_noise = int(action_space.n) if discrete else act_dim
+    return discrete, observation_space.shape[0], act_dim, n_noise
+
+
+def check_finite(info: dict, t: int, steps_per_epoch: int, last_saved_epoch: int,
+                 output_dir: str | None) -> None:
+    """Stop the run with a clear message when an update produced NaN or inf."""
+    bad = [k for k in ("LossPi", "LossQ1", "LossQ2") if not np.all(np.isfinite(info[k]))]
+    if not bad:
+        return
+    where = output_dir or "(no output directory)"
+    saved = (f"the checkpoint of epoch {last_saved_epoch} in {where} (tf2_save/, vars.pkl) and "
+             f"progress.txt up to that epoch are intact" if last_saved_epoch
+             else "no checkpoint had been saved yet")
+    raise FloatingPointError(
+        f"SAC stopped at env step {t} (epoch {t // steps_per_epoch + 1}): the update produced "
+        f"non-finite values in {', '.join(bad)}. Nothing more was written: {saved}. Usual causes "
+        f"are a learning rate too large for the reward scale, rewards of huge magnitude, or NaN "
+        f"in the observations; try a smaller lr or rescaled rewards.")

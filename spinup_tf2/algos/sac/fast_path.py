@@ -1,0 +1,257 @@
+"""The fast path: textbook formulas computed in fewer, larger steps.
+
+Each helper here computes a formula that fits on one line (written at the top
+of its docstring) in a form that costs less on a CPU: fused TensorFlow kernels
+instead of a dozen small ops (:class:`Adam`, :func:`make_polyak_update`), a
+closed-form gradient instead of a second tape (:class:`EntropyTuner`), many
+updates in one compiled call (:func:`make_update_block`), and a numpy copy of
+the policy for acting (:class:`NumpyActor`). Each was measured to pay
+(``benchmarks/README.md``), and each is held against its plain formula in
+``tests/test_fast_path.py``. ``sac.py`` calls them by name.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from spinup_tf2.algos.sac import core
+from spinup_tf2.utils.tf_setup import import_tensorflow, tf_variables
+
+tf = import_tensorflow()
+
+
+class Adam:
+    """Adam as TF1's ``AdamOptimizer`` (which Spinning Up's TF1 SAC used) computes it::
+
+        m <- b1 * m + (1 - b1) * g;   v <- b2 * v + (1 - b2) * g^2
+        var <- var - lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + epsilon)
+
+    as one fused ``ResourceApplyAdam`` kernel per variable instead of a dozen
+    small ops: the compiled update stays short, which is most of its cost on a
+    CPU. ``variables`` lists the optimizer's state (moments and beta powers)
+    for checkpoints.
+    """
+
+    def __init__(self, var_list: list, learning_rate: float, beta_1: float = 0.9,
+                 beta_2: float = 0.999, epsilon: float = 1e-8):
+        self.var_list = tf_variables(var_list)  # the fused kernels need tf.Variables
+        self.lr, self.beta_1, self.beta_2, self.epsilon = learning_rate, beta_1, beta_2, epsilon
+        self.m = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.var_list]
+        self.v = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.var_list]
+        self.beta_1_power = tf.Variable(1.0, trainable=False)
+        self.beta_2_power = tf.Variable(1.0, trainable=False)
+
+    @property
+    def variables(self) -> list:
+        """The optimizer's state."""
+        return self.m + self.v + [self.beta_1_power, self.beta_2_power]
+
+    def apply(self, grads: list) -> None:
+        """One Adam step of every variable along its gradient."""
+        b1p = self.beta_1_power.assign(self.beta_1_power * self.beta_1)
+        b2p = self.beta_2_power.assign(self.beta_2_power * self.beta_2)
+        for var, m, v, g in zip(self.var_list, self.m, self.v, grads):
+            tf.raw_ops.ResourceApplyAdam(
+                var=var.handle, m=m.handle, v=v.handle, beta1_power=b1p, beta2_power=b2p,
+                lr=self.lr, beta1=self.beta_1, beta2=self.beta_2, epsilon=self.epsilon, grad=g)
+
+
+def make_polyak_update(ac, ac_targ, polyak: float) -> Callable:
+    """Return ``update_targets()``, polyak averaging of every target variable::
+
+        targ <- polyak * targ + (1 - polyak) * main
+
+    written as ``targ <- targ - (1 - polyak) * (targ - main)``, which is one
+    ``ResourceApplyGradientDescent`` kernel per variable.
+    """
+    var_pairs = list(zip(tf_variables(ac.trainable_variables),
+                         tf_variables(ac_targ.trainable_variables)))
+
+    def update_targets():
+        for v_main, v_targ in var_pairs:
+            tf.raw_ops.ResourceApplyGradientDescent(var=v_targ.handle, alpha=1.0 - polyak,
+                                                    delta=v_targ - v_main)
+    return update_targets
+
+
+class EntropyTuner:
+    """Learns ``alpha = exp(log_alpha)`` so that the policy's entropy tracks
+    ``target_entropy`` (SAC v2: Haarnoja et al. 2018, "Soft Actor-Critic
+    Algorithms and Applications"), by Adam on::
+
+        loss_alpha = -mean(log_alpha * (logp_pi + target_entropy))
+
+    whose gradient with respect to log_alpha, ``-mean(logp_pi + target_entropy)``,
+    :meth:`gradient` writes down directly rather than taping the loss.
+    """
+
+    def __init__(self, initial_alpha: float, target_entropy: float, lr: float):
+        self.target_entropy = float(target_entropy)
+        self.log_alpha = tf.Variable(np.log(initial_alpha), dtype=tf.float32, trainable=False)
+        self.optimizer = Adam([self.log_alpha], lr)
+
+    @property
+    def variables(self) -> list:
+        """log_alpha and its optimizer's state."""
+        return [self.log_alpha] + self.optimizer.variables
+
+    def alpha(self):
+        """The current alpha, ``exp(log_alpha)``."""
+        return tf.exp(self.log_alpha)
+
+    def loss(self, logp_pi):
+        """``loss_alpha`` for the policy's log-probabilities ``logp_pi``."""
+        return -tf.reduce_mean(self.log_alpha * (tf.stop_gradient(logp_pi) + self.target_entropy))
+
+    def gradient(self, logp_pi) -> list:
+        """``[d loss_alpha / d log_alpha]``, in closed form."""
+        return [-tf.reduce_mean(tf.stop_gradient(logp_pi) + self.target_entropy)]
+
+
+def make_update_block(update: Callable, jit_compile: bool = False) -> Callable:
+    """Compile ``update`` looped over a block::
+
+        block(obs, act, rew, obs2, done, noise) == [update(obs[j], ..., noise[j]) for j]
+
+    Each argument is stacked with a leading dimension of n updates; the n
+    updates run in order inside one call, so Python is off the hot path, and
+    the diagnostics come back stacked the same way (keys ``update.logged_keys``).
+    """
+    keys = update.logged_keys
+
+    @tf.function(jit_compile=jit_compile, reduce_retracing=True)
+    def update_block(o, a, r, o2, d, noise):
+        n = tf.shape(o)[0]
+        out = {k: tf.TensorArray(tf.float32, size=n) for k in keys}
+        for j in tf.range(n):
+            info = update(o[j], a[j], r[j], o2[j], d[j], noise[j])
+            out = {k: out[k].write(j, info[k]) for k in keys}
+        return {k: out[k].stack() for k in keys}
+
+    return update_block
+
+
+_NUMPY_ACTIVATIONS = {
+    "relu": lambda x: np.maximum(x, 0.0),
+    "tanh": np.tanh,
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0.0))),
+    "softplus": lambda x: np.logaddexp(x, 0.0),
+    "linear": lambda x: x,
+}
+
+
+def _numpy_activation(fn):
+    name = "linear" if fn is None else getattr(fn, "__name__", "")
+    return _NUMPY_ACTIVATIONS.get(name)
+
+
+class NumpyActor:
+    """The forward pass of an MLP actor in numpy, for acting::
+
+        NumpyActor(actor)(obs, noise) == actor(obs, noise=noise)[0]
+
+    Acting needs one small forward pass per environment step. A ``tf.function``
+    call costs hundreds of microseconds of dispatch for microseconds of
+    arithmetic, so the training loop acts with a numpy copy of the weights,
+    refreshed (``refresh()``) after every block of updates. Zero noise gives
+    the deterministic action.
+
+    Use :meth:`maybe` to get one: it returns None for actors it cannot mirror
+    (another architecture, or an activation it has no numpy form for).
+    """
+
+    def __init__(self, actor, heads: tuple):
+        self.actor = actor
+        self.layers = list(actor.net.layers)
+        self.acts = [_numpy_activation(layer.activation) for layer in self.layers]
+        self.head_layers = heads
+        self.refresh()
+
+    @classmethod
+    def maybe(cls, actor) -> "NumpyActor | None":
+        """A NumpyActor for ``actor`` when it can mirror it exactly, else None."""
+        if not isinstance(actor, (core.SquashedGaussianMLPActor, core.CategoricalMLPActor)):
+            return None
+        if any(_numpy_activation(layer.activation) is None for layer in actor.net.layers):
+            return None
+        if isinstance(actor, core.CategoricalMLPActor):
+            return NumpyCategoricalActor(actor, (actor.logits_layer,))
+        return NumpyGaussianActor(actor, (actor.mu_layer, actor.log_std_layer))
+
+    def refresh(self) -> None:
+        """Copy the actor's current weights (and observation statistics)."""
+        self.hidden = [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.layers]
+        self.heads = [(layer.kernel.numpy(), layer.bias.numpy()) for layer in self.head_layers]
+        normalizer = self.actor.obs_normalizer
+        self.norm = None if normalizer is None else (normalizer.np_mean_f32,
+                                                     normalizer.np_scale_f32)
+
+    def features(self, obs: np.ndarray) -> list:
+        """The heads' outputs for observation(s) ``obs``."""
+        x = np.asarray(obs, dtype=np.float32)
+        if self.norm is not None:
+            clip = core.ObsNormalizer.CLIP
+            x = np.clip((x - self.norm[0]) / self.norm[1], -clip, clip)
+        for (w, b), act in zip(self.hidden, self.acts):
+            x = act(x @ w + b)
+        return [x @ w + b for w, b in self.heads]
+
+
+class NumpyGaussianActor(NumpyActor):
+    """For a :class:`core.SquashedGaussianMLPActor`: ``act_limit * tanh(mu + std * noise)``
+    with standard normal noise."""
+
+    def __call__(self, obs: np.ndarray, noise: np.ndarray) -> np.ndarray:
+        mu, log_std = self.features(obs)
+        log_std = np.clip(log_std, core.LOG_STD_MIN, core.LOG_STD_MAX)
+        return self.actor.act_limit * np.tanh(mu + np.exp(log_std) * noise)
+
+
+class NumpyCategoricalActor(NumpyActor):
+    """For a :class:`core.CategoricalMLPActor`: ``argmax(logits + noise)``; Gumbel
+    noise makes it a sample."""
+
+    def __call__(self, obs: np.ndarray, noise: np.ndarray) -> np.ndarray:
+        (logits,) = self.features(obs)
+        return np.argmax(logits + noise, axis=-1)
+
+
+def make_get_action(ac, rng: np.random.Generator, n_noise: int, discrete: bool = False
+                    ) -> Callable:
+    """``get_action(o, deterministic=False)`` for one observation, as numpy.
+
+    Uses a numpy copy of the policy (:class:`NumpyActor`) when the actor
+    allows it, else a ``tf.function`` with a fixed input signature, so acting
+    never retraces. The noise is standard normal (continuous actions, one per
+    dimension) or Gumbel (discrete, one per action); zero noise is the
+    deterministic action. Call ``get_action.refresh()`` after the weights change.
+    """
+    np_actor = NumpyActor.maybe(ac.pi)
+    if np_actor is None:
+        @tf.function(input_signature=[tf.TensorSpec([1, None], tf.float32),
+                                      tf.TensorSpec([1, n_noise], tf.float32)])
+        def tf_action(o, noise):
+            return ac.pi(o, noise=noise, with_logprob=False)[0]
+
+        def policy(o, noise):
+            return tf_action(np.asarray(o, np.float32)[None], noise[None])[0].numpy()
+    else:
+        def policy(o, noise):
+            return np_actor(o, noise)
+
+    zeros = np.zeros(n_noise, dtype=np.float32)
+
+    def get_action(o, deterministic=False):
+        if deterministic:
+            noise = zeros
+        elif discrete:
+            noise = rng.gumbel(size=n_noise).astype(np.float32)
+        else:
+            noise = rng.standard_normal(n_noise, dtype=np.float32)
+        return policy(o, noise)
+
+    get_action.refresh = np_actor.refresh if np_actor is not None else (lambda: None)
+    return get_action

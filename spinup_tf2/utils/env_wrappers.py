@@ -1,0 +1,74 @@
+"""Environment wrappers the training loop relies on."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+
+
+def rng_state(generator: np.random.Generator) -> dict:
+    """The state of a numpy Generator, as a plain (JSON-friendly) dict."""
+    return generator.bit_generator.state
+
+
+def set_rng_state(generator: np.random.Generator, state: dict) -> None:
+    """Put a numpy Generator back into a state from :func:`rng_state`."""
+    generator.bit_generator.state = state
+
+
+class ReplayableEpisodes(gym.Wrapper):
+    """Remembers how the current episode began (the reset's seed or random-generator
+    state) and the actions taken since, so that :meth:`restore` can rebuild the
+    episode in progress exactly, by replaying it, in a fresh process.
+
+    ``first_seed`` seeds the first reset only (later resets continue the env's
+    random generator), as ``env.reset(seed=...)`` once and ``env.reset()``
+    after would. Exact for any env whose randomness is its ``np_random`` and
+    its action space's generator, which :meth:`state` also saves.
+    """
+
+    def __init__(self, env: gym.Env, first_seed: int | None = None):
+        super().__init__(env)
+        self.first_seed = first_seed
+        self.episode_start: dict = {}
+        self.actions: list = []
+
+    def reset(self, **kwargs):
+        if self.first_seed is not None:
+            self.episode_start = dict(seed=self.first_seed)
+            kwargs["seed"], self.first_seed = self.first_seed, None
+        else:
+            self.episode_start = dict(rng=rng_state(self.env.unwrapped.np_random))
+        self.actions = []
+        return self.env.reset(**kwargs)
+
+    def step(self, action):
+        self.actions.append(action)
+        return self.env.step(action)
+
+    def state(self, episode: bool = True) -> dict:
+        """Everything :meth:`restore` needs; ``actions`` is a numpy array, the rest
+        plain Python values. ``episode=False`` leaves out the episode in progress
+        (for an env whose episodes are all finished, such as the test env
+        between epochs)."""
+        return dict(first_seed=self.first_seed,
+                    episode_start=self.episode_start if episode else {},
+                    actions=np.array(self.actions if episode else []),
+                    np_random=rng_state(self.env.unwrapped.np_random),
+                    action_space_rng=rng_state(self.env.action_space.np_random))
+
+    def restore(self, state: dict):
+        """Bring the env back to :meth:`state`; return the current observation
+        (None if no episode had begun)."""
+        set_rng_state(self.env.action_space.np_random, state["action_space_rng"])
+        start, obs = state["episode_start"], None
+        if start:
+            if "rng" in start:
+                set_rng_state(self.env.unwrapped.np_random, start["rng"])
+            obs = self.env.reset(seed=start.get("seed"))[0]
+            for a in state["actions"]:
+                obs = self.env.step(a)[0]
+        self.episode_start, self.actions = start, list(state["actions"])
+        set_rng_state(self.env.unwrapped.np_random, state["np_random"])
+        self.first_seed = state["first_seed"]
+        return obs

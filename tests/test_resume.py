@@ -1,0 +1,88 @@
+"""Exact resume from training checkpoints: after finished epochs, after kill -9, and
+the errors of a resume that cannot be."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import pytest
+from helpers import TINY, rows
+
+from spinup_tf2 import sac
+from spinup_tf2.utils.errors import SpinupError
+
+
+@pytest.mark.parametrize("normalize_obs", [False, True])
+def test_resume_after_finishing_two_epochs_equals_four_straight(tmp_path, normalize_obs):
+    straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
+    kw = dict(TINY, normalize_obs=normalize_obs)
+    sac(lambda: gym.make("Pendulum-v1"), epochs=4, **kw, logger_kwargs=dict(output_dir=straight))
+    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **kw, logger_kwargs=dict(output_dir=resumed))
+    sac(lambda: gym.make("Pendulum-v1"), epochs=4, resume=True, **kw,
+        logger_kwargs=dict(output_dir=resumed))
+    h1, r1 = rows(straight)
+    h2, r2 = rows(resumed)
+    assert h1 == h2 and len(r1) == len(r2) == 4
+    assert r1 == r2
+
+
+KILL_SCRIPT = """
+import sys, gymnasium as gym
+from spinup_tf2 import sac
+sac(lambda: gym.make("Pendulum-v1"), epochs=4, alpha="auto", steps_per_epoch=400,
+    start_steps=200, update_after=100, update_every=50, batch_size=32, num_test_episodes=2,
+    ac_kwargs=dict(hidden_sizes=(32, 32)), logger_kwargs=dict(output_dir=sys.argv[1]),
+    resume=len(sys.argv) > 2)
+"""
+
+
+def test_kill_minus_9_then_resume_equals_straight_run(tmp_path):
+    straight, killed = str(tmp_path / "straight"), str(tmp_path / "killed")
+    script = tmp_path / "run.py"
+    script.write_text(KILL_SCRIPT)
+    subprocess.run([sys.executable, str(script), straight], check=True, capture_output=True)
+    proc = subprocess.Popen([sys.executable, str(script), killed], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    progress = os.path.join(killed, "progress.txt")
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if os.path.exists(progress) and len(open(progress).read().splitlines()) >= 3:
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # Whatever the moment of the kill: progress.txt parses, a checkpoint loads.
+    _, partial = rows(killed)
+    assert 2 <= len(partial) <= 3
+    import tensorflow as tf
+    tf.saved_model.load(os.path.join(killed, "tf2_save"))
+    subprocess.run([sys.executable, str(script), killed, "resume"], check=True,
+                   capture_output=True)
+    h1, r1 = rows(straight)
+    h2, r2 = rows(killed)
+    assert h1 == h2 and h1[-2:] == ["Alpha", "LossAlpha"]
+    assert r1 == r2
+
+
+def test_resume_errors(tmp_path):
+    with pytest.raises(SpinupError, match="does not exist"):
+        sac(lambda: gym.make("Pendulum-v1"), resume=True,
+            logger_kwargs=dict(output_dir=str(tmp_path / "nothing")))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SpinupError, match="no training checkpoint"):
+        sac(lambda: gym.make("Pendulum-v1"), resume=True,
+            logger_kwargs=dict(output_dir=str(tmp_path / "empty")))
+    out = str(tmp_path / "run")
+    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY, logger_kwargs=dict(output_dir=out))
+    with pytest.raises(SpinupError) as err:
+        sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, lr=3e-4, gamma=0.9,
+            **TINY, logger_kwargs=dict(output_dir=out))
+    assert "gamma: 0.99 there, 0.9 now" in str(err.value)
+    assert "lr: 0.001 there, 0.0003 now" in str(err.value)
+    _, r = rows(out)
+    assert len(r) == 1  # the refused resume wrote nothing
+
