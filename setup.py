@@ -13,12 +13,9 @@ setup(
     package_data={"spinup_tf2": ["data/*.csv"]},
     install_requires=[
         "tensorflow>=2.16",
-        "tf-keras",  # tensorflow-probability needs it with Keras 3
-        "tensorflow-probability",
         "keras>=3",
         "gymnasium>=1.0",
         "numpy",
-        "scipy",
         "joblib",
         "cloudpickle",
         "psutil",
@@ -31,7 +28,7 @@ setup(
     extras_require={
         "mujoco": ["gymnasium[mujoco]>=1.0"],
         "mpi": ["mpi4py", "mpich"],
-        "test": ["pytest", "ruff", "gymnasium[mujoco]>=1.0", "mpi4py", "mpich",
+        "test": ["pytest", "pytest-xdist", "ruff", "gymnasium[mujoco]>=1.0", "mpi4py", "mpich",
                  "nbclient", "nbformat", "ipykernel"],
     },
 )

@@ -35,7 +35,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
-from spinup_tf2.algos.sac import core  # noqa: E402  (sets TensorFlow's threads first)
+from spinup_tf2.algos.sac import core, fast_path  # noqa: E402  (sets TensorFlow's threads first)
 from spinup_tf2.algos.sac import sac as sac_mod  # noqa: E402
 
 tf = core.tf
@@ -74,7 +74,7 @@ def real_block(env, hidden: int, batch: int, blocks: int) -> float:
     ac, ac_targ = sac_mod.build_actor_critics(core.MLPActorCritic, env.observation_space,
                                               env.action_space, dict(hidden_sizes=(hidden,) * 2))
     pi_opt, q_opt = sac_mod.make_optimizers(ac, 1e-3)
-    block = sac_mod.make_update_block(sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, gamma=0.99,
+    block = fast_path.make_update_block(sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, gamma=0.99,
                                                           alpha=0.2, polyak=0.995))
     od, ad = env.observation_space.shape[0], env.action_space.shape[0]
     rng = np.random.default_rng(0)
@@ -129,7 +129,7 @@ def optimizer_only(env, blocks: int) -> float:
     pi_opt, q_opt = sac_mod.make_optimizers(ac, 1e-3)
     n_pi = len(ac.pi.trainable_variables)
     grads = [tf.constant(np.full(v.shape, 1e-3, np.float32)) for v in ac.trainable_variables]
-    update_targets = sac_mod.make_polyak_update(ac, ac_targ, polyak=0.995)
+    update_targets = fast_path.make_polyak_update(ac, ac_targ, polyak=0.995)
 
     @tf.function
     def run():

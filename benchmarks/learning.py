@@ -1,6 +1,7 @@
-"""MuJoCo learning benchmark: SAC with Spinning Up's defaults on HalfCheetah-v5 and
-Hopper-v5, 350k steps (88 epochs of 4,000) for each seed: seeds 0, 10, 20, and 30, 40
-on HalfCheetah, whose seeds spread more.
+"""MuJoCo learning benchmark: SAC with Spinning Up's defaults on the five tasks of
+Spinning Up's SAC benchmark (HalfCheetah, Hopper, Walker2d, Ant, Swimmer; their -v5
+versions with gymnasium's defaults), 350k steps (88 epochs of 4,000) for each seed:
+10 seeds (0, 10, ..., 90) on HalfCheetah and Hopper, 5 (0, ..., 40) on the others.
 
     python benchmarks/learning.py                       # everything not yet done
     python benchmarks/learning.py --env Hopper-v5 --seed 10
@@ -30,9 +31,9 @@ os.environ.setdefault("SPINUP_TF2_WAIT_BEFORE_LAUNCH", "0")
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 BENCH_DIR = osp.join(REPO, "data", "benchmarks")
-ENVS = ["HalfCheetah-v5", "Hopper-v5"]
-SEEDS = [0, 10, 20]
-EXTRA_SEEDS = {"HalfCheetah-v5": [30, 40]}
+ENVS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "Swimmer-v5"]
+SEEDS = [0, 10, 20, 30, 40]
+EXTRA_SEEDS = {"HalfCheetah-v5": [50, 60, 70, 80, 90], "Hopper-v5": [50, 60, 70, 80, 90]}
 
 
 def epochs_done(run_dir: str) -> int:
@@ -48,7 +49,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--env", nargs="*", default=ENVS)
     p.add_argument("--seed", nargs="*", type=int, default=None,
-                   help="default: 0 10 20, and 30 40 on HalfCheetah-v5")
+                   help="default: 0 10 20 30 40, and 50 ... 90 on HalfCheetah-v5 and Hopper-v5")
     p.add_argument("--epochs", type=int, default=88)
     p.add_argument("--data_dir", default=BENCH_DIR)
     p.add_argument("--dry_run", action="store_true")

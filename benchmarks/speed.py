@@ -8,8 +8,14 @@ with random actions and no updates before step 1000 as the SB3 script does
 (``learning_starts=1000``), no test episodes (SB3's loop has none) and one epoch
 of ``--total`` steps.
 
-updates_per_s: gradient updates per second of time spent in the compiled update
-blocks (including fetching their results), counted after --measure_from env steps.
+The timing comes from a wrapper around the training env, so the real ``sac()``
+runs untouched: the wall time between one env step's return and the next step's
+call is the loop's own work (acting, storing, bookkeeping), and after every
+``update_every``-th step it also holds the block of updates (drawing the
+minibatches and noise, the compiled call, fetching its results).
+
+updates_per_s: gradient updates per second of time spent in update blocks (each
+such gap minus the median gap without one), counted after --measure_from env steps.
 env_steps_per_s: env steps per second of wall time over the whole loop (acting,
 env, storing, updating) from --measure_from to --total.
 """
@@ -24,9 +30,12 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
 
 import spinup_tf2  # noqa: E402
-from spinup_tf2.algos.sac import sac as sac_module  # noqa: E402
+
+START = 1000  # random actions and no updates before this step, as sb3_speed.py
+UPDATE_EVERY = 50
 
 
 def main():
@@ -37,72 +46,48 @@ def main():
     p.add_argument("--json", action="store_true", help="print one JSON line only")
     a = p.parse_args()
 
-    clock = dict(t0=None, t1=None, steps=0, upd_time=0.0, n_upd=0, n_blocks=0,
-                 act_time=0.0, n_act=0)
-    make_block = sac_module.make_update_block
-    make_get_action = sac_module.make_get_action
-
-    def timed_make_block(update, **kw):
-        block = make_block(update, **kw)
-
-        def timed_block(*args):
-            t = time.perf_counter()
-            out = block(*args)
-            out = {k: v.numpy() for k, v in out.items()}
-            if clock["steps"] >= a.measure_from:
-                clock["upd_time"] += time.perf_counter() - t
-                clock["n_upd"] += len(out["LossPi"])
-                clock["n_blocks"] += 1
-            return out
-        return timed_block
-
-    def timed_make_get_action(*args, **kw):
-        get_action = make_get_action(*args, **kw)
-
-        def timed_get_action(o, deterministic=False):
-            t = time.perf_counter()
-            act = get_action(o, deterministic)
-            if clock["steps"] >= a.measure_from:
-                clock["act_time"] += time.perf_counter() - t
-                clock["n_act"] += 1
-            return act
-        timed_get_action.refresh = get_action.refresh
-        return timed_get_action
+    gaps = {True: [], False: []}  # loop time after a step, with and without an update block
 
     class Clock(gym.Wrapper):
+        steps, last, t0, t1 = 0, None, None, None
+
         def step(self, action):
+            now = time.perf_counter()
+            if self.last is not None and self.steps > a.measure_from:
+                t = self.steps - 1  # sac()'s loop index of the step before this gap
+                gaps[t >= START and t % UPDATE_EVERY == 0].append(now - self.last)
             out = self.env.step(action)
-            clock["steps"] += 1
-            if clock["steps"] == a.measure_from:
-                clock["t0"] = time.perf_counter()
-            if clock["steps"] == a.total:
-                clock["t1"] = time.perf_counter()
+            self.steps += 1
+            if self.steps == a.measure_from:
+                self.t0 = time.perf_counter()
+            if self.steps == a.total:
+                self.t1 = time.perf_counter()
+            self.last = time.perf_counter()
             return out
 
-    sac_module.make_update_block = timed_make_block
-    sac_module.make_get_action = timed_make_get_action
     envs = []
 
     def env_fn():  # the first env made is the training env; only it is clocked
-        env = gym.make(a.env)
-        envs.append(env)
-        return Clock(env) if len(envs) == 1 else env
+        envs.append(Clock(gym.make(a.env)) if not envs else gym.make(a.env))
+        return envs[-1]
 
     out = tempfile.mkdtemp(prefix="spinup_tf2_speed_")
     stdout = sys.stdout
     if a.json:
         sys.stdout = open(os.devnull, "w")
     try:
-        spinup_tf2.sac(env_fn, seed=0, steps_per_epoch=a.total, epochs=1, start_steps=1000,
-                       update_after=1000, update_every=50, batch_size=100, lr=1e-3, alpha=0.2,
-                       num_test_episodes=0, logger_kwargs=dict(output_dir=out))
+        spinup_tf2.sac(env_fn, seed=0, steps_per_epoch=a.total, epochs=1, start_steps=START,
+                       update_after=START, update_every=UPDATE_EVERY, batch_size=100, lr=1e-3,
+                       alpha=0.2, num_test_episodes=0, logger_kwargs=dict(output_dir=out))
     finally:
         sys.stdout = stdout
+    clock = envs[0]
+    loop = float(np.median(gaps[False]))
+    block = float(np.mean(gaps[True])) - loop
     res = dict(impl="spinup_tf2", env=a.env, tensorflow=spinup_tf2.tf_version(),
-               updates_per_s=clock["n_upd"] / clock["upd_time"],
-               env_steps_per_s=(a.total - a.measure_from) / (clock["t1"] - clock["t0"]),
-               act_us_per_step=1e6 * clock["act_time"] / max(clock["n_act"], 1),
-               update_ms_per_block=1e3 * clock["upd_time"] / max(clock["n_blocks"], 1))
+               updates_per_s=UPDATE_EVERY / block,
+               env_steps_per_s=(a.total - a.measure_from) / (clock.t1 - clock.t0),
+               loop_us_per_step=1e6 * loop, update_ms_per_block=1e3 * block)
     if a.json:
         print(json.dumps(res))
     else:
@@ -110,7 +95,7 @@ def main():
         print(f"{'measured steps':24} {a.measure_from} -> {a.total}")
         print(f"{'updates per second':24} {res['updates_per_s']:10.1f}")
         print(f"{'env steps per second':24} {res['env_steps_per_s']:10.1f}")
-        print(f"{'acting time per step':24} {res['act_us_per_step']:10.1f} us")
+        print(f"{'loop time per step':24} {res['loop_us_per_step']:10.1f} us (acting, storing)")
         print(f"{'update time per block':24} {res['update_ms_per_block']:10.1f} ms (50 updates)")
 
 

@@ -245,10 +245,7 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
                 raise SpinupError(f"You can only provide one value for {k}; got {val}.")
             run_kwargs[k] = val[0]
 
-    from spinup_tf2.utils.run_utils import ExperimentGrid, resolve_num_cpu
-
-    if "num_cpu" in run_kwargs:
-        run_kwargs["num_cpu"] = resolve_num_cpu(run_kwargs["num_cpu"])  # before any launch
+    from spinup_tf2.utils.run_utils import ExperimentGrid
 
     eg = ExperimentGrid(name=exp_name)
     for k, v in arg_dict.items():
@@ -341,9 +338,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if cmd not in COMMANDS:
         close = difflib.get_close_matches(cmd, VALID_CMDS, n=1)
-        print(f"Error: {cmd!r} is not a spinup_tf2 command. Valid commands: "
-              f"{', '.join(VALID_CMDS)}." + (f" Did you mean {close[0]!r}?" if close else "")
-              + " Run python -m spinup_tf2.run --help for more.", file=sys.stderr)
+        print_error(SpinupError(
+            f"{cmd!r} is not a spinup_tf2 command. Valid commands: {', '.join(VALID_CMDS)}."
+            + (f" Did you mean {close[0]!r}?" if close else "")
+            + " Run python -m spinup_tf2.run --help for more."))
         return 2
     return COMMANDS[cmd](argv[2:])
 

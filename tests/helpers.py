@@ -1,6 +1,8 @@
 """What several test modules share: a tiny SAC configuration and progress.txt readers."""
 
 import os
+import subprocess
+import sys
 
 # A SAC run of a few seconds: enough for every column and a few updates per epoch.
 TINY = dict(steps_per_epoch=400, start_steps=200, update_after=100, update_every=50,
@@ -26,3 +28,25 @@ def rows(run_dir):
     for row in out:
         row.pop("Time")
     return header, out
+
+
+# A short run's command-line flags.
+CLI_TINY = ["--epochs", "2", "--steps_per_epoch", "400", "--start_steps", "200", "--update_after",
+            "100", "--num_test_episodes", "1", "--batch_size", "32"]
+
+
+def cli(*args, cwd=None, timeout=300, env=None):
+    """Run `python -m spinup_tf2.run ARGS` and return the CompletedProcess."""
+    full_env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0", MPLBACKEND="Agg",
+                    **(env or {}))
+    return subprocess.run([sys.executable, "-m", "spinup_tf2.run", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=timeout, env=full_env)
+
+
+def assert_clean_error(res, *words):
+    """A failure with a one-paragraph message and no traceback."""
+    assert res.returncode != 0
+    text = res.stdout + res.stderr
+    assert "Traceback" not in text, text
+    for w in words:
+        assert w in text, (w, text)

@@ -10,37 +10,7 @@ import time
 
 import numpy as np
 import pytest
-
-TINY = ["--epochs", "2", "--steps_per_epoch", "400", "--start_steps", "200", "--update_after",
-        "100", "--num_test_episodes", "1", "--batch_size", "32"]
-
-
-def cli(*args, cwd=None, timeout=300, env=None):
-    """Run `python -m spinup_tf2.run ARGS` and return the CompletedProcess."""
-    full_env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0", MPLBACKEND="Agg",
-                    **(env or {}))
-    return subprocess.run([sys.executable, "-m", "spinup_tf2.run", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=timeout, env=full_env)
-
-
-def assert_clean_error(res, *words):
-    """A failure with a one-paragraph message and no traceback."""
-    assert res.returncode != 0
-    text = res.stdout + res.stderr
-    assert "Traceback" not in text, text
-    for w in words:
-        assert w in text, (w, text)
-
-
-@pytest.fixture(scope="module")
-def grid(tmp_path_factory):
-    """One small grid: two seeds x two batch sizes with a shorthand."""
-    data = tmp_path_factory.mktemp("grid")
-    res = cli("sac", "--env", "Pendulum-v1", "--exp_name", "g", "--seed", "0", "10",
-              "--hid[h]", "[16,16]", "[8]", "--data_dir", str(data),
-              *[a for a in TINY if a not in ()])
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    return data, res.stdout
+from helpers import assert_clean_error, cli
 
 
 @pytest.mark.parametrize("args", [[], ["help"], ["-h"], ["--help"]])
@@ -61,38 +31,29 @@ def test_algo_help_prints_docstring():
     assert "polyak (float)" in res.stdout and "Soft Actor-Critic" in res.stdout
 
 
-def test_grid_directory_names_and_outputs(grid):
-    data, out = grid
-    runs = sorted(os.listdir(data))
-    assert runs == ["g_h16-16", "g_h8"]
-    for exp in runs:
-        assert sorted(os.listdir(data / exp)) == [f"{exp}_s0", f"{exp}_s10"]
-        run = data / exp / f"{exp}_s10"
-        assert {"config.json", "progress.txt", "tf2_save", "vars.pkl"} <= set(os.listdir(run))
-        cfg = json.load(open(run / "config.json"))
-        assert cfg["exp_name"] == exp and cfg["seed"] == 10 and cfg["env_name"] == "Pendulum-v1"
-    assert "Variants, counting seeds: " in out and "Preparing to run the following" in out
-    assert "End of experiment." in out
-    assert f"python -m spinup_tf2.run plot {data / 'g_h8' / 'g_h8_s10'}" in out
-    assert f"python -m spinup_tf2.run test_policy {data / 'g_h8' / 'g_h8_s10'}" in out
-    # Variants run in grid order: the first-added key (seed) varies slowest.
-    order = re.findall(r"Running experiment:\n\S*\n(\S+)\n", out)
-    assert order == ["g_h16-16", "g_h8", "g_h16-16", "g_h8"]
-
-
 @pytest.mark.parametrize("flags", [
     ["--hid", "[16,16]", "--act", "tf.nn.tanh"],
     ["--ac_kwargs:hidden_sizes", "[16,16]", "--ac_kwargs:activation", "tf.nn.tanh"],
     ["--ac_kwargs", "dict(hidden_sizes=[16,16], activation=tf.nn.tanh)"],
 ])
-def test_three_spellings_of_ac_kwargs_give_one_config(flags, tmp_path):
-    res = cli("sac", "--env", "Pendulum-v1", "--exp_name", "ack", "--data_dir", str(tmp_path),
-              *flags, "--epochs", "1", "--steps_per_epoch", "300", "--start_steps", "100",
-              "--update_after", "100", "--num_test_episodes", "1")
-    assert res.returncode == 0, res.stderr[-2000:]
-    cfg = json.load(open(tmp_path / "ack" / "ack_s0" / "config.json"))
-    assert cfg["ac_kwargs"] == {"hidden_sizes": [16, 16], "activation": "tanh"}
-    assert cfg["exp_name"] == "ack" and cfg["steps_per_epoch"] == 300
+def test_three_spellings_of_ac_kwargs_give_one_config(flags):
+    """The three spellings reach sac() as the same ac_kwargs, as config.json records them
+    (what a launched run then writes is checked end to end in test_cli_grid.py)."""
+    import tensorflow as tf
+
+    from spinup_tf2.run import parse_flags
+    from spinup_tf2.utils.run_utils import ExperimentGrid, resolve_names
+    from spinup_tf2.utils.serialization_utils import convert_json
+
+    arg_dict, shorthands = parse_flags("sac_tf2", ["--env", "Pendulum-v1", *flags])
+    eg = ExperimentGrid(name="ack")
+    for k, v in arg_dict.items():
+        eg.add(k, v, shorthand=shorthands.get(k))
+    (variant,) = eg.variants()
+    ac_kwargs = resolve_names(variant["ac_kwargs"])
+    assert ac_kwargs == {"hidden_sizes": [16, 16], "activation": tf.nn.tanh}
+    assert convert_json(ac_kwargs) == {"hidden_sizes": [16, 16], "activation": "tanh"}
+    assert eg.variant_name(variant) == "ack"
 
 
 def test_datestamp_names(tmp_path):
@@ -168,120 +129,40 @@ def test_cli_errors_are_clear(args, words, tmp_path):
     assert_clean_error(cli(*args), *words)
 
 
+LAUNCHER = """
+import sys
+from spinup_tf2.run import main
+code = main(["run"] + sys.argv[1:])
+print("launcher imported tensorflow:", "tensorflow" in sys.modules)
+sys.exit(code)
+"""
+
+
+def test_launcher_never_imports_tensorflow(tmp_path):
+    """The launcher hands sac to the run's process by its path, and a flag value such as
+    tf.nn.tanh by its name: only the run's process imports TensorFlow."""
+    env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0")
+    args = ["sac", "--env", "Pendulum-v1", "--exp_name", "lz", "--act", "tf.nn.tanh",
+            "--hid", "[8]", "--data_dir", str(tmp_path), "--epochs", "1", "--steps_per_epoch",
+            "300", "--start_steps", "100", "--update_after", "100", "--num_test_episodes", "1"]
+    res = subprocess.run([sys.executable, "-c", LAUNCHER, *args], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "launcher imported tensorflow: False" in res.stdout
+    cfg = json.load(open(tmp_path / "lz" / "lz_s0" / "config.json"))
+    assert cfg["ac_kwargs"] == {"hidden_sizes": [8], "activation": "tanh"}
+    for bad, words in ((["--epochs", "abc"], "epochs='abc'"), (["--nosuchflag", "1"],
+                                                               "--nosuchflag is not an argument")):
+        res = subprocess.run([sys.executable, "-c", LAUNCHER, *args[:11], *bad], env=env,
+                             capture_output=True, text=True, timeout=60)
+        assert_clean_error(res, words)
+        assert "launcher imported tensorflow: False" in res.stdout
+
+
 def test_nothing_launched_for_bad_env(tmp_path):
     res = cli("sac", "--env", "Pendulum-v1", "Nope-v0", "--data_dir", str(tmp_path))
     assert_clean_error(res, "Nope-v0 is not registered")
     assert "Running experiment" not in res.stdout and os.listdir(tmp_path) == []
-
-
-# ---------------------------------------------------------------------------------- plot
-
-
-def image_is_nontrivial(path):
-    import matplotlib.image as mpimg
-
-    img = mpimg.imread(path)
-    assert img.shape[0] > 200 and img.shape[1] > 200
-    return float(np.std(img[..., :3])) > 0.05
-
-
-def test_plot_one_run_several_seeds_count_and_values(grid, tmp_path):
-    data, _ = grid
-    one = data / "g_h8" / "g_h8_s0"
-    res = cli("plot", str(one), "--savefig", str(tmp_path / "one.png"))
-    assert res.returncode == 0, res.stderr
-    assert image_is_nontrivial(tmp_path / "one.png")
-    res = cli("plot", str(data / "g_h8"), "--savefig", str(tmp_path / "seeds.png"), "--count")
-    assert res.returncode == 0 and image_is_nontrivial(tmp_path / "seeds.png")
-    res = cli("plot", str(data / "g"), "--savefig", str(tmp_path / "v.png"), "--value",
-              "Performance", "AverageQ1Vals", "LossPi", "--smooth", "5")
-    assert res.returncode == 0, res.stderr
-    for v in ("Performance", "AverageQ1Vals", "LossPi"):
-        assert image_is_nontrivial(tmp_path / f"v_{v}.png")
-    assert "g_h16-16" in res.stdout and "g_h8" in res.stdout
-
-
-def test_plot_select_exclude_legend(grid, tmp_path):
-    data, _ = grid
-    res = cli("plot", str(data / "g"), "--select", "h8", "--savefig", str(tmp_path / "s.png"))
-    assert res.returncode == 0 and "g_h16-16" not in res.stdout and "g_h8" in res.stdout
-    res = cli("plot", str(data / "g"), "--exclude", "h8", "--savefig", str(tmp_path / "e.png"),
-              "--legend", "wide")
-    assert res.returncode == 0 and "g_h16-16" in res.stdout and "/g_h8\n" not in res.stdout
-    assert image_is_nontrivial(tmp_path / "e.png")
-    res = cli("plot", str(data / "g"), "--legend", "only-one")
-    assert_clean_error(res, "Must give a legend title for each set of experiments", "2 logdirs")
-
-
-def test_plot_without_display_saves_next_to_logdir(grid):
-    data, _ = grid
-    res = cli("plot", str(data / "g_h8" / "g_h8_s10"), "--xaxis", "Epoch", "--est", "max")
-    assert res.returncode == 0, res.stderr
-    saved = str(data / "g_h8" / "g_h8_s10") + "_Performance.png"
-    assert f"Saved the figure of Performance to {saved}" in res.stdout
-    assert image_is_nontrivial(saved)
-    os.remove(saved)
-
-
-def test_plot_errors(tmp_path, grid):
-    assert_clean_error(cli("plot", str(tmp_path / "nothing_here")), "No run directories match")
-    (tmp_path / "empty").mkdir()
-    assert_clean_error(cli("plot", str(tmp_path / "empty")), "No progress.txt")
-    data, _ = grid
-    assert_clean_error(cli("plot", str(data / "g"), "--value", "Reward"), "no column 'Reward'",
-                       "AverageTestEpRet")
-
-
-# --------------------------------------------------------------------------- test_policy
-
-
-def test_test_policy_runs_episodes(grid):
-    data, _ = grid
-    run = data / "g_h8" / "g_h8_s0"
-    res = cli("test_policy", str(run), "-n", "3", "-nr", "-l", "50")
-    assert res.returncode == 0, res.stderr
-    eps = re.findall(r"Episode (\d+) \t EpRet (-?[\d.]+) \t EpLen (\d+)", res.stdout)
-    assert [e[0] for e in eps] == ["0", "1", "2"] and all(e[2] == "50" for e in eps)
-    assert "Using default action op." in res.stdout and "AverageEpRet" in res.stdout
-    res = cli("test_policy", str(run), "-n", "1", "-nr", "-d")
-    assert "Using deterministic action op." in res.stdout
-    assert re.search(r"Episode 0 \t EpRet -?[\d.]+ \t EpLen 200", res.stdout)
-
-
-def test_load_policy_and_env_deterministic(grid):
-    from spinup_tf2.utils.test_policy import load_policy_and_env
-
-    data, _ = grid
-    run = str(data / "g_h16-16" / "g_h16-16_s0")
-    env, act_det = load_policy_and_env(run, deterministic=True)
-    _, act_sto = load_policy_and_env(run, deterministic=False)
-    o, _ = env.reset(seed=0)
-    a1, a2 = act_det(o), act_det(o)
-    assert a1.shape == (1,) and np.array_equal(a1, a2) and abs(a1[0]) <= 2
-    samples = np.array([act_sto(o) for _ in range(20)])
-    assert samples.std() > 0 and np.all(np.abs(samples) <= 2)
-
-
-def test_test_policy_rebuilds_env_from_config(grid, tmp_path):
-    import shutil
-
-    data, _ = grid
-    run = tmp_path / "copy"
-    shutil.copytree(data / "g_h8" / "g_h8_s0", run)
-    os.remove(run / "vars.pkl")
-    res = cli("test_policy", str(run), "-n", "1", "-nr")
-    assert res.returncode == 0, res.stderr
-    assert "Rebuilding the environment Pendulum-v1 from config.json" in res.stdout
-    assert "Episode 0" in res.stdout
-
-
-def test_test_policy_errors(tmp_path, grid):
-    assert_clean_error(cli("test_policy", str(tmp_path), "-nr"), "No saved model (tf2_save/)")
-    data, _ = grid
-    assert_clean_error(cli("test_policy", str(data / "g_h8"), "-nr"), "g_h8_s0",
-                       "Give one of them")
-    assert_clean_error(cli("test_policy", str(data / "g_h8" / "g_h8_s0"), "-nr", "-i", "7"),
-                       "There is no tf2_save7")
 
 
 # ------------------------------------------------------------------------------- Ctrl-C

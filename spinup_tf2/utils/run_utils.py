@@ -200,8 +200,15 @@ def call_experiment(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
     Raises:
         subprocess.CalledProcessError: if the experiment process failed.
     """
-    cmd, output_dir = experiment_command(exp_name, thunk, seed, num_cpu, data_dir, datestamp,
-                                         verbose=True, **kwargs)
+    cmd, output_dir = experiment_command(exp_name, thunk, seed, resolve_num_cpu(num_cpu),
+                                         data_dir, datestamp, verbose=True, **kwargs)
+    run_and_report(cmd, output_dir)
+
+
+def run_and_report(cmd: list, output_dir: str) -> None:
+    """Run one experiment's command (see :func:`experiment_command`) in the
+    foreground, then say where its output is and how to look at it; raise
+    CalledProcessError if it failed."""
     returncode = run_child(cmd, output_dir)
     line = "=" * DIV_LINE_WIDTH
     if returncode != 0:
@@ -216,12 +223,12 @@ def call_experiment(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
           f"{plot_cmd}\n\n\nWatch the trained agent with:\n\n{test_cmd}\n\n\n" + line + "\n" * 5)
 
 
-def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
+def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
                        data_dir: str | None = None, datestamp: bool = False,
                        verbose: bool = True, **kwargs) -> tuple[list, str]:
     """The command that runs one experiment in a fresh process, and its output
-    directory (see :func:`call_experiment`, which runs it)."""
-    num_cpu = resolve_num_cpu(num_cpu)
+    directory (see :func:`call_experiment`, which runs it). ``num_cpu`` is a
+    number of processes, as :func:`resolve_num_cpu` gives it."""
     kwargs["seed"] = seed
     if verbose:
         print(colorize("Running experiment:\n", color="cyan", bold=True))
@@ -510,7 +517,7 @@ class ExperimentGrid:
         line = "=" * DIV_LINE_WIDTH
         print("\n" + colorize("Preparing to run the following experiments...", color="green",
                               bold=True) + "\n\n" + "\n".join(names) + "\n\n" + line)
-        resolve_num_cpu(num_cpu)  # refuse a bad num_cpu before the countdown
+        num_cpu = resolve_num_cpu(num_cpu)  # refuse a bad num_cpu before the countdown
 
         if WAIT_BEFORE_LAUNCH > 0:
             print(colorize("\nLaunch delayed to give you a few seconds to review your "
@@ -526,12 +533,11 @@ class ExperimentGrid:
         for var in variants:
             exp_name = self.variant_name(var)
             fn = var.pop(thunk) if isinstance(thunk, str) else thunk
+            cmd, out = experiment_command(exp_name, fn, num_cpu=num_cpu, data_dir=data_dir,
+                                          datestamp=datestamp, verbose=parallel == 1, **var)
             if parallel == 1:
-                call_experiment(exp_name, fn, num_cpu=num_cpu, data_dir=data_dir,
-                                datestamp=datestamp, **var)
+                run_and_report(cmd, out)
             else:
-                cmd, out = experiment_command(exp_name, fn, num_cpu=num_cpu, data_dir=data_dir,
-                                              datestamp=datestamp, verbose=False, **var)
                 jobs.append((exp_name, cmd, out))
         if jobs:
             run_parallel(jobs, parallel)

@@ -1,0 +1,24 @@
+"""The quick-start notebook, executed end to end."""
+
+import os
+
+import pytest
+
+
+@pytest.mark.slow
+def test_quickstart_notebook_runs_end_to_end():
+    """The notebook, executed through a real Jupyter kernel."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    nb_dir = os.path.join(os.path.dirname(here), "notebooks")
+    nb = nbformat.read(os.path.join(nb_dir, "sac_quickstart.ipynb"), as_version=4)
+    NotebookClient(nb, timeout=900, kernel_name="python3",
+                   resources={"metadata": {"path": nb_dir}}).execute()
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert len(images) >= 3  # Performance, AverageQ1Vals, the HalfCheetah comparison
+    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "Episode 0 \t EpRet" in text and "AverageTestEpRet" in text
