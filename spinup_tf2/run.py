@@ -33,11 +33,12 @@ ALGOS: dict[str, tuple[FunctionPath, Callable]] = {
 # Command line shorthands for convenience.
 SUBSTITUTIONS = {"env": "env_name", "hid": "ac_kwargs:hidden_sizes",
                  "act": "ac_kwargs:activation", "cpu": "num_cpu", "dt": "datestamp",
-                 "tensorboard": "logger_kwargs:tensorboard"}
+                 "tensorboard": "logger_kwargs:tensorboard",
+                 "overwrite": "logger_kwargs:overwrite"}
 
 
 # Arguments of ExperimentGrid.run rather than of the algorithm.
-RUN_KEYS = ["num_cpu", "data_dir", "datestamp", "parallel"]
+RUN_KEYS = ["num_cpu", "data_dir", "datestamp", "parallel", "oversubscribe"]
 
 # Flags whose values are always names, never parsed as Python.
 STRING_KEYS = {"exp_name", "env_name", "data_dir"}
@@ -219,6 +220,7 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
         sys.exit()
 
     arg_dict, given_shorthands = parse_flags(cmd, args)
+    whole_numbers_as_ints(arg_dict, algo.defaults())
 
     # Determine experiment name. If not given by user, will be determined
     # by the algorithm name.
@@ -227,6 +229,9 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
             raise SpinupError(f"You can only provide one value for exp_name; got "
                               f"{arg_dict['exp_name']}. Use --exp_name NAME.")
         exp_name = arg_dict.pop("exp_name")[0]
+        if not isinstance(exp_name, str) or not exp_name.strip():
+            raise SpinupError(f"--exp_name needs a name for the run's directory, e.g. "
+                              f"--exp_name pendulum; got {exp_name!r}.")
     else:
         exp_name = "cmd_" + cmd
 
@@ -254,6 +259,16 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
     eg.run(algo, **run_kwargs)
 
 
+def whole_numbers_as_ints(arg_dict: dict, defaults: dict) -> None:
+    """Whole-number floats (``--replay_size 1e6``) as ints, for arguments whose default
+    is an int."""
+    for key, vals in arg_dict.items():
+        default = defaults.get(key)
+        if isinstance(default, int) and not isinstance(default, bool):
+            arg_dict[key] = [int(v) if isinstance(v, float) and v.is_integer() else v
+                             for v in vals]
+
+
 def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict]) -> None:
     """Refuse, before anything is launched, a flag the algorithm has no argument
     for, or a value its argument check refuses, in any variant of the grid."""
@@ -268,7 +283,14 @@ def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict
                 + (f"; did you mean {' or '.join('--' + c for c in close)}?" if close else ".")
                 + f" Its arguments are listed by python -m spinup_tf2.run {algo.__name__} "
                   f"--help, and the launcher's own flags are --cpu, --data_dir, --datestamp "
-                  f"(--dt) and --parallel.")
+                  f"(--dt), --parallel and --oversubscribe.")
+        for key, value in variant.items():
+            default = defaults.get(key)
+            if value is True and not isinstance(default, bool) and default is not NOT_A_VALUE:
+                raise SpinupError(
+                    f"--{key} was given no value. A flag alone means True, which only on/off "
+                    f"arguments (--resume, --normalize_obs, ...) take; give one, e.g. --{key} "
+                    f"{default!r} (the default).")
         args = {k: v for k, v in defaults.items() if v is not NOT_A_VALUE}
         check_args({**args, **variant})
 

@@ -121,12 +121,44 @@ def test_experiment_grid_script_example(tmp_path):
     (["sac", "--env", "Pendulum-v1", "--parallel", "0"], ["parallel must be", "got 0"]),
     (["sac", "--env", "Pendulum-v1", "--polyak", "2"], ["polyak=2", "[0, 1]"]),
     (["sac", "--env", "Blackjack-v1", "--epochs", "1"], ["1-D", "Tuple"]),
+    # Refused by the launcher, before any process starts:
+    (["sac", "--env", "Pendulum-v1", "--nosuchflag", "1"], ["--nosuchflag is not an argument"]),
+    (["sac", "--env", "Pendulum-v1", "--epochs", "abc"], ["epochs='abc'", "whole number"]),
+    (["sac", "--env", "Pendulum-v1", "--epochs"], ["--epochs was given no value"]),
+    (["sac", "--env", "Pendulum-v1", "--seed", "-1"], ["seed=-1", ">= 0"]),
+    (["sac", "--env", "Pendulum-v1", "--seed", "1.5"], ["seed=1.5", "whole number"]),
+    (["sac", "--env", "Pendulum-v1", "--hid", "[]"], ["hidden_sizes=[]", "non-empty"]),
+    (["sac", "--env", "Pendulum-v1", "--hid", "[0]"], ["hidden_sizes=[0]"]),
+    (["sac", "--env", "Pendulum-v1", "--hid", "[-64]"], ["hidden_sizes=[-64]"]),
+    (["sac", "--env", "Pendulum-v1", "--hid", "64.5"], ["hidden_sizes=64.5"]),
+    (["sac", "--env", "Pendulum-v1", "--exp_name", ""], ["--exp_name needs a name"]),
+    (["sac", "--env", "Pendulum-v1", "--lr", "1e39"], ["lr=1e+39", "float32"]),
+    (["sac", "--env", "Pendulum-v1", "--alpha", "1e39"], ["alpha=1e+39", "float32"]),
+    (["sac", "--env", "Pendulum-v1", "--replay_size", "10", "--batch_size", "100"],
+     ["replay_size=10 with batch_size=100"]),
+    (["sac", "--env", "Pendulum-v1", "--parallel", "99"], ["parallel=99", "--oversubscribe"]),
+    # Refused by the run's process, before it writes anything:
+    (["sac", "--env", "Pendulum-v1", "--act", "tf.nn"], ["--act", "names a module"]),
+    (["sac", "--env", "Pendulum-v1", "--ac_kwargs:width", "3"], ["'width'", "hidden_sizes"]),
 ])
 def test_cli_errors_are_clear(args, words, tmp_path):
     launchable = args[0] == "sac" and len(args) > 1 and args[1].startswith("--")
     if launchable and "--data_dir" not in args:
         args = args + ["--data_dir", str(tmp_path / "d")]  # a launch writes only under tmp
     assert_clean_error(cli(*args), *words)
+    runs = [r for r, _, files in os.walk(tmp_path) if "config.json" in files]
+    assert runs == []  # nothing written: no run directory has a config.json
+
+
+def test_whole_number_floats_are_ints():
+    from spinup_tf2.run import ALGOS, parse_flags, whole_numbers_as_ints
+
+    arg_dict, _ = parse_flags("sac_tf2", ["--replay_size", "1e6", "--epochs", "2.0", "--lr",
+                                          "1e-3", "--seed", "1.5"])
+    whole_numbers_as_ints(arg_dict, ALGOS["sac_tf2"][0].defaults())
+    assert arg_dict["replay_size"] == [1000000] and type(arg_dict["replay_size"][0]) is int
+    assert arg_dict["epochs"] == [2] and type(arg_dict["epochs"][0]) is int
+    assert arg_dict["lr"] == [1e-3] and arg_dict["seed"] == [1.5]  # left for the checks
 
 
 LAUNCHER = """

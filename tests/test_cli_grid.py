@@ -151,3 +151,46 @@ def test_test_policy_errors(tmp_path, grid):
                        "There is no tf2_save7")
 
 
+
+
+PICKLE_BOMB = """
+import os, pickle, sys
+
+
+class Bomb:
+    def __reduce__(self):
+        return (os.system, ("touch " + sys.argv[2],))
+
+
+with open(sys.argv[1], "wb") as f:
+    pickle.dump({"env": Bomb()}, f)
+"""
+
+
+def test_test_policy_runs_no_code_from_vars_pkl_unless_trusted(grid, tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    data, _ = grid
+    run = tmp_path / "crafted"
+    shutil.copytree(data / "g_h8" / "g_h8_s0", run)
+    marker = tmp_path / "ran_foreign_code"
+    subprocess.run([sys.executable, "-c", PICKLE_BOMB, str(run / "vars.pkl"), str(marker)],
+                   check=True)
+    res = cli("test_policy", str(run), "-n", "1", "-nr")
+    assert res.returncode == 0, res.stderr
+    assert "Rebuilding the environment Pendulum-v1 from config.json" in res.stdout
+    assert not marker.exists()
+    cli("test_policy", str(run), "-n", "1", "-nr", "--trust_vars_pkl")
+    assert marker.exists()  # the flag does what it says: it unpickles the file
+
+
+def test_test_policy_without_a_display_runs_without_rendering(grid):
+    data, _ = grid
+    env = {k: "" for k in ("DISPLAY", "WAYLAND_DISPLAY")}
+    res = cli("test_policy", str(data / "g_h8" / "g_h8_s0"), "-n", "2", env=env)
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stdout + res.stderr
+    assert sum("No display here" in ln for ln in res.stdout.splitlines()) == 1
+    assert "Episode 1" in res.stdout

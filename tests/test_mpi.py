@@ -9,6 +9,7 @@ import pytest
 from helpers import column
 
 from spinup_tf2.utils import mpi_tools
+from spinup_tf2.utils.errors import SpinupError
 from spinup_tf2.utils.mpi_tools import find_mpirun
 
 MPIRUN = find_mpirun()
@@ -122,13 +123,28 @@ def test_two_rank_pendulum_learns(tmp_path):
     assert max(rets) > -300 and rets[-1] > -300, rets
 
 
-def test_num_cpu_auto_and_oversubscription_warning(capsys):
+def test_num_cpu_auto_and_more_processes_than_cores(capsys):
     import psutil
 
     from spinup_tf2.utils.run_utils import resolve_num_cpu
 
-    assert resolve_num_cpu("auto") == (psutil.cpu_count(logical=False) or 1)
+    cores = psutil.cpu_count(logical=False) or 1
+    assert resolve_num_cpu("auto") == cores
     assert "Warning" not in capsys.readouterr().out
-    assert resolve_num_cpu(64) == 64
+    with pytest.raises(SpinupError, match="num_cpu=999 .* asks for 999 processes"):
+        resolve_num_cpu(999)
+    with pytest.raises(SpinupError, match="parallel=999"):
+        resolve_num_cpu(1, parallel=999)
+    assert resolve_num_cpu(64, oversubscribe=True) == 64
     out = capsys.readouterr().out
-    assert "num_cpu=64 is more than the" in out and "physical cores" in out
+    assert "num_cpu=64 (--cpu) runs 64 processes on" in out and "physical cores" in out
+
+
+def test_cli_cpu_999_refused_before_anything_is_launched(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "spinup_tf2.run", "sac", "--env", "Pendulum-v1",
+                          "--cpu", "999", "--data_dir", str(tmp_path / "d")],
+                         capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"))
+    assert res.returncode == 2 and "Traceback" not in res.stdout + res.stderr
+    assert "more than the" in res.stderr and "--oversubscribe" in res.stderr
+    assert "Running experiment" not in res.stdout and not (tmp_path / "d").exists()

@@ -1,6 +1,7 @@
 """Exact resume from training checkpoints: after finished epochs, after kill -9, and
 the errors of a resume that cannot be."""
 
+import json
 import os
 import signal
 import subprocess
@@ -86,3 +87,64 @@ def test_resume_errors(tmp_path):
     _, r = rows(out)
     assert len(r) == 1  # the refused resume wrote nothing
 
+
+
+# ----------------------------------------------------------- restarts lose nothing
+
+RUN = ["sac", "--env", "Pendulum-v1", "--exp_name", "again", "--steps_per_epoch", "300",
+       "--start_steps", "100", "--update_after", "100", "--num_test_episodes", "1", "--hid", "[8]"]
+
+
+def test_same_command_again_is_refused_then_overwrite_replaces(tmp_path):
+    """Running a finished run's command again without --resume must not destroy its record."""
+    from helpers import assert_clean_error, cli
+
+    run = tmp_path / "again" / "again_s0"
+    res = cli(*RUN, "--epochs", "2", "--data_dir", str(tmp_path))
+    assert res.returncode == 0, res.stderr[-2000:]
+    before = (run / "progress.txt").read_text()
+    res = cli(*RUN, "--epochs", "1", "--data_dir", str(tmp_path))
+    assert_clean_error(res, "already holds a run (progress.txt with 2 epochs, a training "
+                            "checkpoint)", "--resume", "--overwrite")
+    assert (run / "progress.txt").read_text() == before  # untouched
+    res = cli(*RUN, "--epochs", "1", "--overwrite", "--data_dir", str(tmp_path))
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert f"removed the earlier run in {run}" in res.stdout
+    _, r = rows(str(run))
+    assert len(r) == 1 and json.load(open(run / "config.json"))["epochs"] == 1
+
+
+def test_checkpoint_of_another_progress_txt_is_never_resumed(tmp_path):
+    """The issue's case: a restart that died in its first epoch left a fresh progress.txt
+    beside the old run's checkpoint; resuming from it would keep only later rows."""
+    out = str(tmp_path / "run")
+    kw = dict(TINY, normalize_obs=False)
+    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **kw, logger_kwargs=dict(output_dir=out))
+    other = str(tmp_path / "other")
+    sac(lambda: gym.make("Pendulum-v1"), seed=1, epochs=2, **kw,
+        logger_kwargs=dict(output_dir=other))
+    # progress.txt of another run beside this run's checkpoint:
+    with open(os.path.join(other, "progress.txt")) as f:
+        foreign = f.read()
+    with open(os.path.join(out, "progress.txt"), "w") as f:
+        f.write(foreign)
+    with pytest.raises(SpinupError, match="does not belong to the progress.txt beside it"):
+        sac(lambda: gym.make("Pendulum-v1"), epochs=3, resume=True, **kw,
+            logger_kwargs=dict(output_dir=out))
+    # A progress.txt with fewer rows than the checkpoint's epoch (a restart that stopped early):
+    with open(os.path.join(out, "progress.txt"), "w") as f:
+        f.write(foreign.splitlines(keepends=True)[0])
+    with pytest.raises(SpinupError, match="does not belong"):
+        sac(lambda: gym.make("Pendulum-v1"), epochs=3, resume=True, **kw,
+            logger_kwargs=dict(output_dir=out))
+    assert open(os.path.join(out, "progress.txt")).read() == foreign.splitlines(True)[0]
+
+
+def test_resumed_run_says_where_it_continues(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY, logger_kwargs=dict(output_dir=out))
+    capsys.readouterr()
+    sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **TINY,
+        logger_kwargs=dict(output_dir=out))
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Resuming")]
+    assert lines == [f"Resuming the run in {out} after epoch 1 (env step 400)."]

@@ -11,9 +11,12 @@ previous checkpoint whole (see :mod:`spinup_tf2.utils.atomic_files`).
 
 from __future__ import annotations
 
+import glob
+import hashlib
 import json
 import os
 import os.path as osp
+import shutil
 
 import numpy as np
 
@@ -24,13 +27,63 @@ from spinup_tf2.utils.atomic_files import (
 )
 from spinup_tf2.utils.env_wrappers import rng_state, set_rng_state
 from spinup_tf2.utils.errors import SpinupError
-from spinup_tf2.utils.mpi_tools import num_procs
+from spinup_tf2.utils.mpi_tools import num_procs, proc_id
 from spinup_tf2.utils.serialization_utils import convert_json
 
 TRAIN_STATE = "train_state"
 
 # Arguments a resumed call may change: how long the run goes on and how it is saved.
 FREE_ARGS = {"epochs", "save_freq", "resume", "logger", "logger_kwargs", "env_fn", "exp_name"}
+
+# What a run writes into its output directory (and overwrite=True replaces).
+RUN_FILES = ("progress.txt", "config.json", "vars*.pkl", "tf2_save*", TRAIN_STATE + "*", "tb")
+
+
+def progress_digest(output_dir: str, rows: int) -> str | None:
+    """SHA-256 of progress.txt's header and first ``rows`` rows (None if it has fewer):
+    what ties a checkpoint to the progress.txt it was saved beside."""
+    try:
+        with open(osp.join(output_dir, "progress.txt"), "rb") as f:
+            lines = f.read().splitlines(keepends=True)
+    except OSError:
+        return None
+    if len(lines) < rows + 1 or not all(ln.endswith(b"\n") for ln in lines[:rows + 1]):
+        return None
+    return hashlib.sha256(b"".join(lines[:rows + 1])).hexdigest()
+
+
+def check_output_dir(config: dict, logger_kwargs: dict, resume: bool) -> int | None:
+    """Before a run writes anything: the epoch it resumes from (``resume=True``, see
+    :meth:`TrainingCheckpoint.check_resume`), else None after making sure it destroys no
+    other run's record. A directory that already holds a run (progress.txt with rows, or a
+    training checkpoint) is refused, unless ``logger_kwargs['overwrite']`` is True: then
+    that run's files are removed first, and one line says so. Only the first MPI process
+    looks (the others write nothing)."""
+    if resume:
+        return TrainingCheckpoint.check_resume(config, logger_kwargs)
+    out = logger_kwargs.get("output_dir")
+    if not out or not osp.isdir(out) or proc_id() != 0:
+        return None
+    rows = 0
+    if osp.exists(osp.join(out, "progress.txt")):
+        with open(osp.join(out, "progress.txt"), "rb") as f:
+            rows = max(0, len(f.read().splitlines()) - 1)
+    has_checkpoint = existing_checkpoint_dir(osp.join(out, TRAIN_STATE)) is not None
+    if not rows and not has_checkpoint:
+        return None
+    what = ", ".join(w for w in (f"progress.txt with {rows} epochs" if rows else "",
+                                 "a training checkpoint" if has_checkpoint else "") if w)
+    if not logger_kwargs.get("overwrite"):
+        raise SpinupError(
+            f"{out} already holds a run ({what}), and starting again there would destroy its "
+            f"record. Nothing was written. Continue that run with resume=True (--resume), give "
+            f"this one another directory (exp_name, seed or data_dir), or replace the old run "
+            f"with logger_kwargs=dict(overwrite=True) (--overwrite).")
+    for pattern in RUN_FILES:
+        for path in glob.glob(osp.join(out, pattern)):
+            shutil.rmtree(path) if osp.isdir(path) else os.remove(path)
+    print(f"overwrite=True: removed the earlier run in {out} ({what}).", flush=True)
+    return None
 
 
 class TrainingCheckpoint:
@@ -65,8 +118,8 @@ class TrainingCheckpoint:
     def check_resume(config: dict, logger_kwargs: dict) -> int:
         """The epoch the run in ``logger_kwargs['output_dir']`` has a checkpoint of,
         after checking that a call with arguments ``config`` may resume it: the
-        checkpoint exists, its config.json agrees (apart from :data:`FREE_ARGS`),
-        and epochs go further."""
+        checkpoint exists and belongs to the progress.txt beside it, its config.json
+        agrees (apart from :data:`FREE_ARGS`), and epochs go further."""
         output_dir = logger_kwargs.get("output_dir")
         if num_procs() > 1:
             raise SpinupError(f"resume=True is not available for data-parallel runs "
@@ -100,6 +153,14 @@ class TrainingCheckpoint:
                               f"{output_dir}: {details}. Resume with the run's own arguments "
                               f"(only epochs and save_freq may change), or start a new run in "
                               f"another directory.")
+        if progress_digest(output_dir, state["epoch"]) != state.get("progress_sha256"):
+            raise SpinupError(
+                f"resume=True, but the training checkpoint in {output_dir} (epoch "
+                f"{state['epoch']}) does not belong to the progress.txt beside it: its first "
+                f"{state['epoch']} rows are missing or not the ones the checkpoint was saved "
+                f"with, so resuming would mix two runs. Nothing was written. Start a new run "
+                f"elsewhere, or replace this one with logger_kwargs=dict(overwrite=True) "
+                f"(--overwrite).")
         if state["t"] > config["steps_per_epoch"] * config["epochs"]:
             raise SpinupError(f"resume=True with epochs={config['epochs']}, but the run in "
                               f"{output_dir} is already at epoch {state['epoch']}. Give more "
@@ -115,6 +176,7 @@ class TrainingCheckpoint:
             return
         state = dict(t=t, epoch=epoch, ep_ret=float(ep_ret), ep_len=int(ep_len),
                      elapsed=float(elapsed), rng=rng_state(self.rng),
+                     progress_sha256=progress_digest(self.output_dir, epoch),
                      env=self.env.state(), test_env=self.test_env.state(episode=False),
                      normalizer=self.normalizer.state() if self.normalizer else None)
         arrays = {f"var{i}": v.numpy() for i, v in enumerate(self.variables)}
@@ -147,6 +209,8 @@ class TrainingCheckpoint:
         set_rng_state(self.rng, state["rng"])
         self.test_env.restore(state["test_env"])
         o = self.env.restore(state["env"])
+        print(f"Resuming the run in {self.output_dir} after epoch {state['epoch']} "
+              f"(env step {state['t']}).", flush=True)
         return o, state["t"], state["ep_ret"], state["ep_len"], state["elapsed"]
 
 

@@ -50,7 +50,7 @@ class Logger:
 
     def __init__(self, output_dir: str | None = None, output_fname: str | None = "progress.txt",
                  exp_name: str | None = None, tensorboard: bool = False,
-                 append_after: int | None = None):
+                 append_after: int | None = None, overwrite: bool = False):
         """Open the output directory and progress.txt.
 
         Args:
@@ -73,6 +73,12 @@ class Logger:
             append_after (int): Continue an existing progress.txt: keep its
                 header and its first ``append_after`` rows, drop any later
                 ones, and append (used to resume a run).
+
+            overwrite (bool): Whether a run may replace an earlier run in
+                ``output_dir``. ``sac()`` refuses such a directory without it
+                (see :func:`spinup_tf2.utils.checkpoint.check_output_dir`); the
+                Logger itself, as Spinning Up's, warns and starts progress.txt
+                afresh either way.
         """
         self.output_dir = None
         self.output_file = None

@@ -17,5 +17,8 @@ if __name__ == "__main__":
     except SpinupError as err:
         print_error(err)
         sys.exit(2)
+    except FloatingPointError as err:  # sac()'s stop on NaN: its message says what is intact
+        print_error(err)
+        sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)  # the launcher says where the data is

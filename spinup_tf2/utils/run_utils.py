@@ -333,11 +333,14 @@ def run_child(cmd: list, output_dir: str) -> int:
         raise
 
 
-def resolve_num_cpu(num_cpu) -> int:
+def resolve_num_cpu(num_cpu, parallel: int = 1, oversubscribe: bool = False) -> int:
     """``num_cpu`` as a number of processes: 'auto' means the physical cores.
 
     More than one process needs mpi4py and an MPI launcher (the ``mpi``
-    extra); more processes than cores gets a warning.
+    extra). More processes than cores in all (``num_cpu`` per run times
+    ``parallel`` runs at once) are refused, since each imports TensorFlow and a
+    typo such as ``--cpu 999`` could take the machine down, unless
+    ``oversubscribe`` is True (``--oversubscribe``); then a warning says so.
     """
     import psutil
 
@@ -347,6 +350,20 @@ def resolve_num_cpu(num_cpu) -> int:
     if not isinstance(num_cpu, int) or isinstance(num_cpu, bool) or num_cpu < 1:
         raise SpinupError(f"num_cpu (--cpu) must be a whole number >= 1 or 'auto'; "
                           f"got {num_cpu!r}.")
+    if not isinstance(parallel, int) or isinstance(parallel, bool) or parallel < 1:
+        raise SpinupError(f"parallel must be a whole number >= 1; got {parallel!r}.")
+    if num_cpu * parallel > cores:
+        what = (f"num_cpu={num_cpu} (--cpu)" if parallel == 1 else
+                f"num_cpu={num_cpu} (--cpu) x parallel={parallel} (--parallel)")
+        if not oversubscribe:
+            raise SpinupError(
+                f"{what} asks for {num_cpu * parallel} processes, more than the {cores} "
+                f"physical cores here, each importing TensorFlow; nothing was launched. Give "
+                f"at most {cores} in all, or add --oversubscribe (oversubscribe=True) if you "
+                f"mean it.")
+        print(colorize(f"Warning: {what} runs {num_cpu * parallel} processes on {cores} "
+                       f"physical cores (--oversubscribe); they will share cores and run "
+                       f"slower.", "yellow", bold=True))
     if num_cpu > 1:
         from spinup_tf2.utils.mpi_tools import find_mpirun
 
@@ -360,10 +377,6 @@ def resolve_num_cpu(num_cpu) -> int:
                 f"{'mpi4py' if mpi4py is None else 'an MPI launcher (mpirun)'} is not "
                 f"installed. Install the MPI extra: pip install 'spinup_tf2[mpi]' (mpi4py and "
                 f"the mpich package, which brings mpirun), or use --cpu 1.")
-        if num_cpu > cores:
-            print(colorize(f"Warning: num_cpu={num_cpu} is more than the {cores} physical cores "
-                           f"here; the processes will share cores and run slower.", "yellow",
-                           bold=True))
     return num_cpu
 
 
@@ -499,7 +512,7 @@ class ExperimentGrid:
         return [_nest(c) for c in combos]
 
     def run(self, thunk, num_cpu: int | str = 1, data_dir: str | None = None,
-            datestamp: bool = False, parallel: int = 1) -> None:
+            datestamp: bool = False, parallel: int = 1, oversubscribe: bool = False) -> None:
         """Launch every variant with ``call_experiment``, one after another, or
         with ``parallel=K`` up to K at a time, each writing its output to
         ``<output_dir>/stdout.txt`` and the grid printing a line as each run
@@ -507,17 +520,18 @@ class ExperimentGrid:
 
         ``thunk`` is the experiment function, or the name of a grid key whose
         values are the functions. Prints the grid, the variant names, and a
-        countdown of ``WAIT_BEFORE_LAUNCH`` seconds first.
+        countdown of ``WAIT_BEFORE_LAUNCH`` seconds first. More processes than
+        cores (``num_cpu`` x ``parallel``) are refused unless ``oversubscribe``
+        (see :func:`resolve_num_cpu`).
         """
-        if not isinstance(parallel, int) or isinstance(parallel, bool) or parallel < 1:
-            raise SpinupError(f"parallel must be a whole number >= 1; got {parallel!r}.")
         self.print()
         variants = self.variants()
         names = sorted(set(self.variant_name(var) for var in variants))
         line = "=" * DIV_LINE_WIDTH
         print("\n" + colorize("Preparing to run the following experiments...", color="green",
                               bold=True) + "\n\n" + "\n".join(names) + "\n\n" + line)
-        num_cpu = resolve_num_cpu(num_cpu)  # refuse a bad num_cpu before the countdown
+        # Refuse a bad num_cpu or parallel before the countdown.
+        num_cpu = resolve_num_cpu(num_cpu, parallel, oversubscribe)
 
         if WAIT_BEFORE_LAUNCH > 0:
             print(colorize("\nLaunch delayed to give you a few seconds to review your "

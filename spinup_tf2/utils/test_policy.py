@@ -1,9 +1,10 @@
 """Load a trained policy and run it: ``python -m spinup_tf2.run test_policy DIR``.
 
 The policy comes from the run's SavedModel (``tf2_save/``); the environment
-from ``vars.pkl``, or, when that is missing or cannot be unpickled (or a
-window is wanted), is rebuilt from the ``env_name`` in ``config.json``.
-Nothing is written to disk.
+is rebuilt from the ``env_name`` in ``config.json``. ``vars.pkl`` (the pickled
+environment) is read only when asked for (``--trust_vars_pkl``): unpickling
+runs code from the file, so only for run directories you trust. Without a
+display, episodes run without rendering. Nothing is written to disk.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def _no_model_error(fpath: str) -> SpinupError:
                        f"sac() with save_freq >= 1.")
 
 
-def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, render: bool = False):
+def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, render: bool = False,
+                        trust_pickle: bool = False):
     """The environment and the policy of a finished (or interrupted) run.
 
     Args:
@@ -63,6 +65,10 @@ def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, ren
             sampling (``pi``).
 
         render (bool): Make the env (if rebuilt) with ``render_mode='human'``.
+
+        trust_pickle (bool): Load the environment from ``vars<itr>.pkl`` when
+            it is there, instead of rebuilding it from config.json. Unpickling
+            runs code from the file: only for run directories you trust.
 
     Returns:
         ``(env, get_action)``: ``env`` is None if it could not be restored;
@@ -81,13 +87,14 @@ def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, ren
         raise SpinupError(f"There is no tf2_save{itr} in {fpath}; saved iterations: "
                           f"{sorted(str(k) if k != '' else 'tf2_save' for k in saves)}.")
 
-    env = _load_env(fpath, itr, render)
+    env = _load_env(fpath, itr, render, trust_pickle)
     get_action = load_tf2_policy(saves[itr], deterministic)
     return env, get_action
 
 
-def _load_env(fpath: str, itr, render: bool):
-    """The env from vars<itr>.pkl, or rebuilt from config.json's env_name."""
+def _load_env(fpath: str, itr, render: bool, trust_pickle: bool):
+    """The env rebuilt from config.json's env_name, or (trusted directories only) the
+    one pickled in vars<itr>.pkl."""
     env_name = None
     config_path = osp.join(fpath, "config.json")
     if osp.exists(config_path):
@@ -103,12 +110,13 @@ def _load_env(fpath: str, itr, render: bool):
                               f"needs a display and the env's rendering extra (e.g. pip install "
                               f"'gymnasium[classic-control]'); add --norender (-nr) to run "
                               f"without a window.") from None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return joblib.load(osp.join(fpath, "vars" + str(itr) + ".pkl"))["env"]
-    except Exception:
-        pass
+    if trust_pickle:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return joblib.load(osp.join(fpath, "vars" + str(itr) + ".pkl"))["env"]
+        except Exception:
+            pass
     if env_name:
         import gymnasium as gym
 
@@ -144,9 +152,10 @@ def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int
     environment's own time limit) cuts episodes short."""
     if env is None:
         raise SpinupError(
-            "Environment not found! It looks like the environment wasn't saved (vars.pkl) and "
-            "config.json names none to rebuild. Make the environment yourself and call "
-            "run_policy(env, get_action) (see the README).")
+            "Environment not found! config.json names no registered environment (env_name) to "
+            "rebuild. Make the environment yourself and call run_policy(env, get_action) (see "
+            "the README), or, if you trust this run directory, add --trust_vars_pkl to load "
+            "the environment pickled in vars.pkl (unpickling runs code from the file).")
     logger = EpochLogger(output_fname=None)
     o, _ = env.reset()
     ep_ret, ep_len, n = 0.0, 0, 0
@@ -181,14 +190,24 @@ def main(argv=None) -> int:
     parser.add_argument("--norender", "-nr", action="store_true")
     parser.add_argument("--itr", "-i", type=int, default=-1)
     parser.add_argument("--deterministic", "-d", action="store_true")
+    parser.add_argument("--trust_vars_pkl", action="store_true",
+                        help="load the environment pickled in vars.pkl (runs code from the "
+                             "file: only for run directories you trust)")
     args = parser.parse_args(argv)
+    render = not args.norender
+    if render and sys.platform.startswith("linux") and not (
+            os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        render = False
+        print("No display here, so the episodes run without rendering (-nr). To watch them, "
+              "run this where there is a display, or under a virtual one: xvfb-run python -m "
+              "spinup_tf2.run test_policy ...", flush=True)
     try:
         if args.episodes < 1 or args.len < 0:
             raise SpinupError(f"--episodes must be >= 1 and --len >= 0; got --episodes "
                               f"{args.episodes} --len {args.len}.")
         env, get_action = load_policy_and_env(args.fpath, args.itr if args.itr >= 0 else "last",
-                                              args.deterministic, render=not args.norender)
-        run_policy(env, get_action, args.len, args.episodes, not args.norender)
+                                              args.deterministic, render, args.trust_vars_pkl)
+        run_policy(env, get_action, args.len, args.episodes, render)
     except SpinupError as err:
         print_error(err)
         return 2

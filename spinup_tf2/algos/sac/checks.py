@@ -17,6 +17,8 @@ from spinup_tf2.utils.errors import SpinupError
 # (the entropy of the uniform policy).
 DISCRETE_ENTROPY_FRACTION = 0.5
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 # (name, smallest value) of sac()'s whole-number arguments.
 WHOLE_NUMBERS = (("steps_per_epoch", 1), ("epochs", 1), ("replay_size", 1), ("batch_size", 1),
                  ("update_every", 1), ("max_ep_len", 1), ("save_freq", 1), ("start_steps", 0),
@@ -40,21 +42,28 @@ def check_sac_args(args: dict):
         if not ok:
             raise SpinupError(msg)
 
-    for name, low in WHOLE_NUMBERS:
+    for name, low in WHOLE_NUMBERS + (("seed", 0),):
         val = args[name]
         need(_is_int(val) and val >= low,
-             f"sac() got {name}={val!r}, but {name} must be a whole number >= {low}.")
+             f"sac() got {name}={val!r}, but {name} must be a whole number >= {low}"
+             + (f" (e.g. {int(val)})." if isinstance(val, (float, np.floating))
+                and val.is_integer() else "."))
+    need(args["replay_size"] >= args["batch_size"],
+         f"sac() got replay_size={args['replay_size']} with batch_size={args['batch_size']}: "
+         f"the replay buffer must hold at least one minibatch, so replay_size >= batch_size.")
     for name in ("gamma", "polyak"):
         val = args[name]
         need(_is_num(val) and 0.0 <= val <= 1.0,
              f"sac() got {name}={val!r}, but {name} must be a number in [0, 1].")
     lr, alpha = args["lr"], args["alpha"]
-    need(_is_num(lr) and lr > 0,
-         f"sac() got lr={lr!r}, but the learning rate must be a number > 0.")
+    need(_is_num(lr) and 0 < lr < FLOAT32_MAX,
+         f"sac() got lr={lr!r}, but the learning rate must be a number > 0 (and finite in "
+         f"float32, below {FLOAT32_MAX:.3g}).")
     if not isinstance(alpha, str):
-        need(_is_num(alpha) and alpha >= 0,
+        need(_is_num(alpha) and 0 <= alpha < FLOAT32_MAX,
              f"sac() got alpha={alpha!r}, but alpha (the entropy coefficient) must be a number "
-             f">= 0, 'auto' or 'auto_<initial alpha>'.")
+             f">= 0 (finite in float32), 'auto' or 'auto_<initial alpha>'.")
+    check_hidden_sizes(args.get("ac_kwargs"))
     steps_per_epoch, update_after, update_every = (args[k] for k in ("steps_per_epoch",
                                                                      "update_after",
                                                                      "update_every"))
@@ -84,7 +93,7 @@ def parse_alpha(alpha, target_entropy):
             initial = float(start) if start else 1.0
         except ValueError:
             initial = -1.0
-        if head != "auto" or not (initial > 0 and np.isfinite(initial)):
+        if head != "auto" or not (0 < initial < FLOAT32_MAX):
             raise SpinupError(
                 f"sac() got alpha={alpha!r}: alpha is a number >= 0 (fixed), 'auto' (learned, "
                 f"starting from 1.0) or 'auto_<x>' with x > 0 (learned, starting from x), "
@@ -101,6 +110,51 @@ def parse_alpha(alpha, target_entropy):
             f"target entropy only matters when alpha is learned. Use alpha='auto' (or "
             f"'auto_<initial alpha>'), or drop target_entropy.")
     return alpha, None
+
+
+def check_hidden_sizes(ac_kwargs) -> None:
+    """Refuse ``ac_kwargs`` that is not a dict, or whose ``hidden_sizes`` is not a
+    non-empty list of whole numbers >= 1."""
+    if not isinstance(ac_kwargs, dict):
+        raise SpinupError(f"sac() got ac_kwargs={ac_kwargs!r}; it must be a dict of keyword "
+                          f"arguments for actor_critic, e.g. dict(hidden_sizes=[64, 64]).")
+    sizes = ac_kwargs.get("hidden_sizes", (256, 256))
+    if not (isinstance(sizes, (list, tuple)) and sizes
+            and all(_is_int(n) and n >= 1 for n in sizes)):
+        raise SpinupError(f"sac() got hidden_sizes={sizes!r}; it must be a non-empty list of "
+                          f"whole numbers >= 1, the widths of the hidden layers, e.g. [256, 256] "
+                          f"(--hid \"[256,256]\").")
+
+
+def check_ac_kwargs(actor_critic, ac_kwargs: dict) -> None:
+    """Refuse ``ac_kwargs`` that ``actor_critic`` does not take, and an activation
+    that is neither a function nor a name Keras knows."""
+    import inspect
+
+    try:
+        params = inspect.signature(actor_critic).parameters
+    except (TypeError, ValueError):
+        return  # nothing to check against
+    if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        known = [k for k in params if k not in ("observation_space", "action_space",
+                                                "obs_normalizer")]
+        unknown = sorted(k for k in ac_kwargs if k not in known)
+        if unknown:
+            raise SpinupError(
+                f"sac() got ac_kwargs with {', '.join(map(repr, unknown))}, which "
+                f"{getattr(actor_critic, '__name__', actor_critic)} does not take; it takes "
+                f"{', '.join(known) or 'no keyword arguments'}.")
+    activation = ac_kwargs.get("activation")
+    if activation is None or callable(activation):
+        return
+    import keras
+
+    try:
+        keras.activations.get(activation)
+    except (ValueError, TypeError):
+        raise SpinupError(f"sac() got activation={activation!r}; give a function such as "
+                          f"tf.nn.relu (--act tf.nn.relu) or the name of a Keras activation "
+                          f"('relu', 'tanh', ...).") from None
 
 
 def default_target_entropy(action_space) -> float:

@@ -18,6 +18,7 @@ import numpy as np
 
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.checks import (
+    check_ac_kwargs,
     check_finite,
     check_sac_args,
     check_spaces,
@@ -30,7 +31,7 @@ from spinup_tf2.algos.sac.fast_path import (
     make_polyak_update,
     make_update_block,
 )
-from spinup_tf2.utils.checkpoint import TrainingCheckpoint
+from spinup_tf2.utils.checkpoint import TrainingCheckpoint, check_output_dir
 from spinup_tf2.utils.env_wrappers import ReplayableEpisodes
 from spinup_tf2.utils.errors import SpinupError
 from spinup_tf2.utils.logx import EpochLogger
@@ -121,6 +122,15 @@ def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs
     for v_main, v_targ in zip(ac.trainable_variables, ac_targ.trainable_variables):
         v_targ.assign(v_main)
     return ac, ac_targ
+
+
+def pick_actor_critic(actor_critic, discrete: bool, ac_kwargs: dict):
+    """``actor_critic``, or for the default on a Discrete action space the discrete
+    one, after checking that it takes ``ac_kwargs``."""
+    if discrete and actor_critic is core.MLPActorCritic:
+        actor_critic = core.DiscreteMLPActorCritic
+    check_ac_kwargs(actor_critic, ac_kwargs)
+    return actor_critic
 
 
 def make_tuner(tuner_args: tuple | None, action_space, lr: float) -> EntropyTuner | None:
@@ -371,11 +381,10 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     env, test_env = env_fn(), env_fn()
     discrete, obs_dim, act_dim, n_noise = check_spaces(env.observation_space, env.action_space,
                                                        normalize_obs)
-    if discrete and actor_critic is core.MLPActorCritic:
-        actor_critic = config["actor_critic"] = core.DiscreteMLPActorCritic
+    actor_critic = config["actor_critic"] = pick_actor_critic(actor_critic, discrete, ac_kwargs)
     # The env's registered name, so test_policy can rebuild it without vars.pkl.
     config["env_name"] = env.spec.id if env.spec is not None else None
-    resume_epoch = TrainingCheckpoint.check_resume(config, logger_kwargs) if resume else None
+    resume_epoch = check_output_dir(config, logger_kwargs, resume)  # and nothing lost
 
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
