@@ -4,7 +4,8 @@ Spinning Up's other defaults (alpha 0.2 fixed; pass --alpha auto to tune it).
     python benchmarks/cartpole.py [--seed 0 1] [--alpha 0.2]
 
 Runs go to data/benchmarks/sac-cartpole-v1[-alpha-auto]/..._s<seed>/; the script prints, per
-seed, the test return of each epoch and the first step at which it reached 400.
+seed, the test return of each epoch and the first step at which it reached 400. It refuses to
+replace runs already there (the bundled results among them) unless given --overwrite.
 """
 
 import argparse
@@ -21,6 +22,7 @@ def main() -> int:
     p.add_argument("--seed", nargs="*", type=int, default=[0, 1])
     p.add_argument("--alpha", default="0.2")
     p.add_argument("--data_dir", default=osp.join(REPO, "data", "benchmarks"))
+    p.add_argument("--overwrite", action="store_true", help="replace runs already there")
     a = p.parse_args()
     alpha = a.alpha if a.alpha.startswith("auto") else float(a.alpha)
     exp_name = "sac-cartpole-v1" + ("" if alpha == 0.2 else "-alpha-" + str(alpha))
@@ -28,12 +30,17 @@ def main() -> int:
     import gymnasium as gym
 
     from spinup_tf2 import sac
+    from spinup_tf2.utils.errors import SpinupError, print_error
     from spinup_tf2.utils.run_utils import setup_logger_kwargs
 
     for seed in a.seed:
-        kw = setup_logger_kwargs(exp_name, seed, a.data_dir)
-        sac(lambda: gym.make("CartPole-v1"), seed=seed, epochs=10, steps_per_epoch=5000,
-            alpha=alpha, logger_kwargs=kw)
+        kw = dict(setup_logger_kwargs(exp_name, seed, a.data_dir), overwrite=a.overwrite)
+        try:
+            sac(lambda: gym.make("CartPole-v1"), seed=seed, epochs=10, steps_per_epoch=5000,
+                alpha=alpha, logger_kwargs=kw)
+        except SpinupError as err:
+            print_error(err)
+            return 2
     for seed in a.seed:
         path = osp.join(setup_logger_kwargs(exp_name, seed, a.data_dir)["output_dir"],
                         "progress.txt")

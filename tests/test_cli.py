@@ -278,3 +278,36 @@ def test_parallel_grid_one_line_per_run(tmp_path):
     started = [i for i, ln in enumerate(lines) if ln.startswith("started")]
     finished = [i for i, ln in enumerate(lines) if ln.startswith("finished")]
     assert started[1] < finished[0]  # two ran at once
+
+
+def test_killing_the_launcher_ends_its_run(tmp_path):
+    import psutil
+
+    env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spinup_tf2.run", "sac", "--env", "Pendulum-v1", "--exp_name",
+         "orphan", "--data_dir", str(tmp_path), "--epochs", "50", "--steps_per_epoch", "300",
+         "--start_steps", "100", "--update_after", "100", "--num_test_episodes", "1",
+         "--hid", "[8]"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+        start_new_session=True)
+    progress = tmp_path / "orphan" / "orphan_s0" / "progress.txt"
+    deadline = time.time() + 180
+    while time.time() < deadline and not (progress.exists()
+                                          and len(progress.read_text().splitlines()) >= 2):
+        time.sleep(0.2)
+    children = psutil.Process(proc.pid).children(recursive=True)
+    assert children, "the run's process was not found"
+    proc.kill()  # kill -9 the launcher only
+    proc.wait()
+    gone, alive = psutil.wait_procs(children, timeout=15)
+    for p in alive:
+        p.kill()
+    assert not alive, "the training process outlived its launcher"
+    assert all(len(r.split("\t")) == 28 for r in progress.read_text().splitlines())
+
+
+def test_nan_stop_is_a_message_not_a_traceback(tmp_path):
+    res = cli("sac", "--env", "Pendulum-v1", "--exp_name", "nan", "--lr", "1e30", "--epochs", "2",
+              "--steps_per_epoch", "300", "--start_steps", "100", "--update_after", "100",
+              "--num_test_episodes", "1", "--hid", "[8]", "--data_dir", str(tmp_path))
+    assert_clean_error(res, "Error: ", "non-finite values in LossPi")
