@@ -123,7 +123,8 @@ def test_fused_block_equals_single_compiled_updates(jit_compile):
 
 GOOD = dict(steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99, polyak=0.995,
             lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000, update_after=1000,
-            update_every=50, num_test_episodes=10, max_ep_len=1000, save_freq=1)
+            update_every=50, num_test_episodes=10, max_ep_len=1000, save_freq=1, seed=0,
+            ac_kwargs=dict())
 
 
 @pytest.mark.parametrize("name,value,words", [
@@ -131,6 +132,7 @@ GOOD = dict(steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99, 
     ("epochs", 0, "epochs=0"), ("polyak", 1.5, "[0, 1]"), ("gamma", -0.1, "gamma=-0.1"),
     ("lr", 0, "lr=0"), ("epochs", 2.5, "whole number"), ("alpha", "fast", "alpha='fast'"),
     ("steps_per_epoch", 1000, "first update would come at step 1000"),
+    ("seed", -1, "seed=-1"), ("seed", 1.5, "seed=1.5"),
 ])
 def test_bad_arguments_are_named(name, value, words):
     with pytest.raises(SpinupError) as err:
