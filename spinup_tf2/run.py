@@ -18,10 +18,12 @@ from textwrap import dedent
 from typing import Callable
 
 from spinup_tf2.algos.sac.checks import check_sac_args
-from spinup_tf2.user_config import DEFAULT_BACKEND
+from spinup_tf2.user_config import DEFAULT_BACKEND, DEFAULT_DATA_DIR
 from spinup_tf2.utils import plot, test_policy
+from spinup_tf2.utils.atomic_files import check_writable_dir
 from spinup_tf2.utils.errors import SpinupError, print_error
-from spinup_tf2.utils.run_utils import NOT_A_VALUE, FunctionPath, NamedObject
+from spinup_tf2.utils.lifetime import ignore_interrupts
+from spinup_tf2.utils.run_utils import NOT_A_VALUE, FunctionPath, NamedObject, check_exp_name
 
 # Each algorithm: the function a launched process runs, named by its path (so the
 # launcher never imports it, nor TensorFlow), and the check of its arguments that
@@ -201,6 +203,12 @@ def check_env_names(env_names: list) -> None:
             except ImportError:
                 raise SpinupError(f"{name} needs MuJoCo, which is not installed: "
                                   f"pip install 'spinup_tf2[mujoco]' (gymnasium[mujoco]).")
+        if isinstance(spec.entry_point, str):
+            try:  # imports the env's module, which names a missing extra (Box2D, ...)
+                gym.envs.registration.load_env_creator(spec.entry_point)
+            except (gym.error.DependencyNotInstalled, ImportError) as err:
+                raise SpinupError(f"{name} needs a package that is not installed: {err}. "
+                                  f"Nothing was launched.") from None
 
 
 def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
@@ -229,9 +237,7 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
             raise SpinupError(f"You can only provide one value for exp_name; got "
                               f"{arg_dict['exp_name']}. Use --exp_name NAME.")
         exp_name = arg_dict.pop("exp_name")[0]
-        if not isinstance(exp_name, str) or not exp_name.strip():
-            raise SpinupError(f"--exp_name needs a name for the run's directory, e.g. "
-                              f"--exp_name pendulum; got {exp_name!r}.")
+        check_exp_name(exp_name)
     else:
         exp_name = "cmd_" + cmd
 
@@ -249,6 +255,7 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
             if len(val) != 1:
                 raise SpinupError(f"You can only provide one value for {k}; got {val}.")
             run_kwargs[k] = val[0]
+    check_writable_dir(run_kwargs.get("data_dir") or DEFAULT_DATA_DIR, "--data_dir")
 
     from spinup_tf2.utils.run_utils import ExperimentGrid
 
@@ -336,6 +343,7 @@ def run_algo(cmd: str, argv: list[str]) -> int:
     except subprocess.CalledProcessError as err:
         return err.returncode or 1
     except KeyboardInterrupt:
+        ignore_interrupts()  # stopping: a further Ctrl-C must not break the exit
         return 130
     return 0
 

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 import pytest
-from helpers import assert_clean_error, cli
+from helpers import CLI_TINY, assert_clean_error, cli
 
 
 @pytest.mark.parametrize("args", [[], ["help"], ["-h"], ["--help"]])
@@ -131,7 +131,14 @@ def test_experiment_grid_script_example(tmp_path):
     (["sac", "--env", "Pendulum-v1", "--hid", "[0]"], ["hidden_sizes=[0]"]),
     (["sac", "--env", "Pendulum-v1", "--hid", "[-64]"], ["hidden_sizes=[-64]"]),
     (["sac", "--env", "Pendulum-v1", "--hid", "64.5"], ["hidden_sizes=64.5"]),
-    (["sac", "--env", "Pendulum-v1", "--exp_name", ""], ["--exp_name needs a name"]),
+    (["sac", "--env", "Pendulum-v1", "--exp_name", ""], ["exp_name=''", "not a plain name"]),
+    (["sac", "--env", "Pendulum-v1", "--exp_name", "../up"], ["exp_name='../up'",
+                                                              "not a plain name"]),
+    (["sac", "--env", "Pendulum-v1", "--exp_name", "/tmp/abs"], ["exp_name='/tmp/abs'"]),
+    (["sac", "--env", "Pendulum-v1", "--data_dir", "/etc/passwd/runs"],
+     ["--data_dir '/etc/passwd/runs'", "/etc/passwd is a file"]),
+    (["sac", "--env", "LunarLanderContinuous-v3"],  # the box2d extra is not installed
+     ["LunarLanderContinuous-v3 needs a package that is not installed", "gymnasium[box2d]"]),
     (["sac", "--env", "Pendulum-v1", "--lr", "1e39"], ["lr=1e+39", "float32"]),
     (["sac", "--env", "Pendulum-v1", "--alpha", "1e39"], ["alpha=1e+39", "float32"]),
     (["sac", "--env", "Pendulum-v1", "--replay_size", "10", "--batch_size", "100"],
@@ -232,6 +239,34 @@ def test_ctrl_c_stops_quickly_and_keeps_data(tmp_path):
 
     m = tf.saved_model.load(str(tmp_path / "intr" / "intr_s0" / "tf2_save"))
     assert m.mu(np.zeros((1, 3), np.float32)).shape == (1, 1)
+
+
+@pytest.mark.parametrize("gap", [0.01, 0.2, 0.5])
+def test_double_ctrl_c_prints_one_line(tmp_path, gap):
+    """Two Ctrl-Cs in a row: the run stops, one line says where its data is, and
+    nothing else: no "Exception ignored ... KeyboardInterrupt" from the shutdown."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spinup_tf2.run", "sac", "--env", "Pendulum-v1", "--exp_name",
+         "dbl", "--data_dir", str(tmp_path), "--epochs", "50", *CLI_TINY[2:], "--hid", "[16]"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"), start_new_session=True)
+    progress = tmp_path / "dbl" / "dbl_s0" / "progress.txt"
+    deadline = time.time() + 180
+    while not (progress.exists() and len(progress.read_text().splitlines()) >= 2):
+        assert time.time() < deadline and proc.poll() is None, "the run did not log an epoch"
+        time.sleep(0.2)
+    time.sleep(0.3)  # in the middle of the next epoch's updates
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(gap)
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+    except ProcessLookupError:
+        pass
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert err.strip() == "", err
+    assert len([ln for ln in out.splitlines() if "Interrupted" in ln]) == 1
+    assert all(len(r.split("\t")) == 28 for r in progress.read_text().splitlines())
 
 
 def test_resume_and_tensorboard_flags(tmp_path):

@@ -4,6 +4,7 @@ runs, through real subprocesses. The tests share one grid (the ``grid`` fixture)
 import json
 import os
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -90,6 +91,68 @@ def test_plot_without_display_saves_next_to_logdir(grid):
     os.remove(saved)
 
 
+def test_plot_matches_names_containing_the_last_part(grid, tmp_path):
+    """As in Spinning Up, a logdir's last part selects every directory beside it whose
+    name contains it (not only those that start with it)."""
+    data, _ = grid
+    res = cli("plot", str(data / "h8"), "--savefig", str(tmp_path / "c.png"))
+    assert res.returncode == 0, res.stderr
+    listed = res.stdout.split("Plotting from...")[1].split("=" * 50)[1].split()
+    assert listed == [str(data / "g_h8")]
+
+
+def test_plot_without_display_never_replaces_an_earlier_figure(grid):
+    data, _ = grid
+    run = str(data / "g_h16-16" / "g_h16-16_s0")
+    first, second = run + "_LossQ1.png", run + "_LossQ1-2.png"
+    res = cli("plot", run, "--value", "LossQ1")
+    assert res.returncode == 0 and f"Saved the figure of LossQ1 to {first}" in res.stdout
+    before = open(first, "rb").read()
+    res = cli("plot", run, "--value", "LossQ1", "--smooth", "2")
+    assert res.returncode == 0 and f"Saved the figure of LossQ1 to {second}" in res.stdout
+    assert open(first, "rb").read() == before and image_is_nontrivial(second)
+    os.remove(first)
+    os.remove(second)
+
+
+def test_plot_skips_a_row_cut_mid_line(grid, tmp_path):
+    """A progress.txt whose last row was cut mid-line (e.g. -859.19 cut to -85): the row
+    is skipped with a warning, never read as data."""
+    from spinup_tf2.utils.plot import read_progress
+
+    data, _ = grid
+    run = tmp_path / "cut" / "cut_s0"
+    shutil.copytree(data / "g_h8" / "g_h8_s0", run)
+    text = (run / "progress.txt").read_text()
+    whole = read_progress(str(run / "progress.txt"))
+    (run / "progress.txt").write_text(text + text.splitlines()[-1][:25])
+    cut = read_progress(str(run / "progress.txt"))
+    assert cut.equals(whole)
+    res = cli("plot", str(run), "--savefig", str(tmp_path / "cut.png"))
+    assert res.returncode == 0, res.stderr
+    assert "skipped the last line of" in res.stdout and "cut mid-line" in res.stdout
+
+
+def test_plot_long_legend_stays_inside_the_figure(grid):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from spinup_tf2.utils.plot import get_all_datasets, plot_data
+
+    data, _ = grid
+    long = "sac_halfcheetah_hid256-256_lr0-0003_alpha-auto_batch256_polyak0-995_seedsweep_" * 2
+    runs = get_all_datasets([str(data / "g_h8") + os.sep], legend=[long])
+    fig = plt.figure()
+    ax = plot_data(runs, xaxis="TotalEnvInteracts", value="Performance", ax=fig.gca())
+    legend = ax.get_legend()
+    box, frame = legend.get_window_extent(fig.canvas.get_renderer()), fig.bbox
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 <= box.y1 <= frame.y1
+    assert legend.get_texts()[0].get_text().replace("\n", "") == long  # wrapped, not cut
+    plt.close(fig)
+
+
 def test_plot_errors(tmp_path, grid):
     assert_clean_error(cli("plot", str(tmp_path / "nothing_here")), "No run directories match")
     (tmp_path / "empty").mkdir()
@@ -149,6 +212,12 @@ def test_test_policy_errors(tmp_path, grid):
                        "Give one of them")
     assert_clean_error(cli("test_policy", str(data / "g_h8" / "g_h8_s0"), "-nr", "-i", "7"),
                        "There is no tf2_save7")
+    cut = tmp_path / "cut_s0"
+    shutil.copytree(data / "g_h8" / "g_h8_s0", cut)
+    pb = cut / "tf2_save" / "saved_model.pb"
+    pb.write_bytes(pb.read_bytes()[:pb.stat().st_size // 2])
+    assert_clean_error(cli("test_policy", str(cut), "-nr"), f"{cut / 'tf2_save'} cannot be loaded",
+                       "cut short or damaged")
 
 
 

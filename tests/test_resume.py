@@ -148,3 +148,26 @@ def test_resumed_run_says_where_it_continues(tmp_path, capsys):
         logger_kwargs=dict(output_dir=out))
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Resuming")]
     assert lines == [f"Resuming the run in {out} after epoch 1 (env step 400)."]
+
+
+@pytest.mark.parametrize("damage", ["truncate arrays.npz", "flip a byte of arrays.npz",
+                                    "truncate state.json"])
+def test_damaged_checkpoint_is_refused_before_anything_is_written(tmp_path, damage):
+    out = tmp_path / "run"
+    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY,
+        logger_kwargs=dict(output_dir=str(out)))
+    name = damage.split()[-1]
+    path = out / "train_state" / name
+    data = path.read_bytes()
+    if damage.startswith("truncate"):
+        path.write_bytes(data[:len(data) // 2])
+    else:  # inside the stored arrays, past the zip's first local header
+        mid = len(data) // 2
+        path.write_bytes(data[:mid] + bytes([data[mid] ^ 0xFF]) + data[mid + 1:])
+    before = {f: (out / f).read_bytes() for f in ("progress.txt", "config.json")}
+    with pytest.raises(SpinupError) as err:
+        sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **TINY,
+            logger_kwargs=dict(output_dir=str(out)))
+    assert "is damaged and cannot be read" in str(err.value)
+    assert "Nothing was written" in str(err.value) and "--overwrite" in str(err.value)
+    assert {f: (out / f).read_bytes() for f in before} == before

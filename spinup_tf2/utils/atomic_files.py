@@ -51,3 +51,21 @@ def existing_checkpoint_dir(final_dir: str) -> str | None:
         if osp.isdir(cand):
             return cand
     return None
+
+
+def check_writable_dir(path: str, what: str) -> None:
+    """Raise :class:`SpinupError` unless ``path`` is, or can be made as, a directory
+    this process may write in; ``what`` names it in the message (e.g. ``'--data_dir'``).
+    Nothing is created: the nearest existing ancestor is what is checked."""
+    from spinup_tf2.utils.errors import SpinupError
+
+    probe = osp.abspath(path)
+    while not osp.exists(probe):
+        probe = osp.dirname(probe)
+    if not osp.isdir(probe):
+        raise SpinupError(f"{what} {path!r} cannot be a directory: {probe} is a file. Give "
+                          f"a directory you can write in, e.g. --data_dir ~/spinup_data.")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise SpinupError(f"{what} {path!r} is not writable: this user may not write in "
+                          f"{probe}. Give a directory you can write in, e.g. --data_dir "
+                          f"~/spinup_data.")

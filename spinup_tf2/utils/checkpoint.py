@@ -17,10 +17,12 @@ import json
 import os
 import os.path as osp
 import shutil
+import zipfile
 
 import numpy as np
 
 from spinup_tf2.utils.atomic_files import (
+    check_writable_dir,
     existing_checkpoint_dir,
     fresh_tmp_dir,
     replace_dir_atomically,
@@ -62,6 +64,8 @@ def check_output_dir(config: dict, logger_kwargs: dict, resume: bool) -> int | N
     if resume:
         return TrainingCheckpoint.check_resume(config, logger_kwargs)
     out = logger_kwargs.get("output_dir")
+    if out and proc_id() == 0:
+        check_writable_dir(out, "The output directory")
     if not out or not osp.isdir(out) or proc_id() != 0:
         return None
     rows = 0
@@ -135,8 +139,7 @@ class TrainingCheckpoint:
             raise SpinupError(f"resume=True, but {output_dir} holds no training checkpoint "
                               f"(train_state/): the run stopped before its first checkpoint, "
                               f"or was made without checkpoints. Start it again without resume.")
-        with open(osp.join(folder, "state.json")) as f:
-            state = json.load(f)
+        state = _read_checkpoint_state(folder)
         try:
             with open(osp.join(output_dir, "config.json")) as f:
                 old = json.load(f)
@@ -197,13 +200,15 @@ class TrainingCheckpoint:
         return ``(o, t, ep_ret, ep_len, elapsed)``: the current observation, env
         steps done, the episode in progress's return and length, time so far."""
         folder = existing_checkpoint_dir(osp.join(self.output_dir, TRAIN_STATE))
-        with np.load(osp.join(folder, "arrays.npz"), allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-        with open(osp.join(folder, "state.json")) as f:
-            state = _arrays_in(json.load(f), arrays)
-        for i, v in enumerate(self.variables):
-            v.assign(arrays[f"var{i}"])
-        self.replay_buffer.load_state_arrays(arrays)
+        try:
+            with np.load(osp.join(folder, "arrays.npz"), allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+            state = _arrays_in(_read_checkpoint_state(folder), arrays)
+            for i, v in enumerate(self.variables):
+                v.assign(arrays[f"var{i}"])
+            self.replay_buffer.load_state_arrays(arrays)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+            raise _damaged(folder, err, nothing_written=False) from None
         if self.normalizer is not None:
             self.normalizer.load_state(state["normalizer"])
         set_rng_state(self.rng, state["rng"])
@@ -212,6 +217,33 @@ class TrainingCheckpoint:
         print(f"Resuming the run in {self.output_dir} after epoch {state['epoch']} "
               f"(env step {state['t']}).", flush=True)
         return o, state["t"], state["ep_ret"], state["ep_len"], state["elapsed"]
+
+
+def _read_checkpoint_state(folder: str) -> dict:
+    """state.json of the checkpoint in ``folder``, after checking that it parses and
+    that every array in arrays.npz reads back whole (zip CRCs): a damaged
+    checkpoint is refused before anything is written."""
+    try:
+        with open(osp.join(folder, "state.json")) as f:
+            state = json.load(f)
+        if not isinstance(state, dict) or not {"t", "epoch"} <= set(state):
+            raise ValueError("state.json lacks the checkpoint's counters")
+        with zipfile.ZipFile(osp.join(folder, "arrays.npz")) as z:
+            bad = z.testzip()
+        if bad is not None:
+            raise ValueError(f"{bad} in arrays.npz does not match its checksum")
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        raise _damaged(folder, err) from None
+    return state
+
+
+def _damaged(folder: str, err: Exception, nothing_written: bool = True) -> SpinupError:
+    return SpinupError(
+        f"resume=True, but the training checkpoint {folder} is damaged and cannot be read "
+        f"({type(err).__name__}: {err}); it was cut short or altered after it was written. "
+        + ("Nothing was written, and progress.txt is as it was. " if nothing_written else "")
+        + "Start the run again with --overwrite (logger_kwargs=dict(overwrite=True)), or in "
+          "another directory.")
 
 
 def _arrays_out(tree, arrays: dict, path: str):

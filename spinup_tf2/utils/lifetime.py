@@ -24,3 +24,42 @@ def die_with_parent(sig: int = signal.SIGTERM) -> None:
         return
     if os.getppid() == 1:  # the parent died before the request took effect
         os._exit(128 + int(sig))
+
+
+def interrupt_once() -> None:
+    """Make the first Ctrl-C (SIGINT) raise KeyboardInterrupt as usual, and every
+    later one do nothing: the process is already stopping, and a second
+    KeyboardInterrupt raised while Python shuts down only prints "Exception
+    ignored ..." tracebacks. (A Ctrl-C reaches an experiment twice: from the
+    terminal, and from its launcher passing it on.)
+
+    Python runs a signal handler at the next bytecode, which can be inside a
+    callback that cannot raise (a weakref's, during garbage collection); there
+    the KeyboardInterrupt would be printed as "Exception ignored" and lost. It
+    is raised again a few milliseconds later instead (from a SIGALRM timer),
+    silently, until it lands in code that can stop.
+    """
+
+    def first(signum, frame):
+        ignore_interrupts()
+        raise KeyboardInterrupt
+
+    def again(signum, frame):
+        raise KeyboardInterrupt
+
+    previous_hook = sys.unraisablehook
+
+    def hook(unraisable):
+        if issubclass(unraisable.exc_type, KeyboardInterrupt):
+            signal.signal(signal.SIGALRM, again)
+            signal.setitimer(signal.ITIMER_REAL, 0.005)
+        else:
+            previous_hook(unraisable)
+
+    signal.signal(signal.SIGINT, first)
+    sys.unraisablehook = hook
+
+
+def ignore_interrupts() -> None:
+    """From now on, Ctrl-C (SIGINT) does nothing in this process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

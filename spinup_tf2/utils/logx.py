@@ -24,6 +24,7 @@ from spinup_tf2.utils.atomic_files import (
     replace_dir_atomically,
     write_text_atomically,
 )
+from spinup_tf2.utils.errors import SpinupError
 from spinup_tf2.utils.mpi_tools import mpi_statistics_scalar, proc_id
 from spinup_tf2.utils.serialization_utils import convert_json
 
@@ -93,7 +94,12 @@ class Logger:
             if append_after is None and osp.exists(osp.join(self.output_dir, output_fname)):
                 print("Warning: Log dir %s already exists! Storing info there anyway."
                       % self.output_dir)
-            os.makedirs(self.output_dir, exist_ok=True)
+            try:
+                os.makedirs(self.output_dir, exist_ok=True)
+            except OSError as err:
+                raise SpinupError(f"Cannot make the output directory {self.output_dir} "
+                                  f"({err.strerror}). Give a directory you can write in "
+                                  f"(output_dir, or --data_dir).") from None
             path = osp.join(self.output_dir, output_fname)
             if append_after is not None and osp.exists(path):
                 with open(path) as f:

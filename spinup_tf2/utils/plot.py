@@ -11,10 +11,13 @@ says where.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import os.path as osp
 import sys
+import textwrap
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -46,6 +49,28 @@ def smooth_curve(y: np.ndarray, k: int) -> np.ndarray:
     return num / den
 
 
+def read_progress(path: str) -> pd.DataFrame:
+    """A progress.txt as a DataFrame, without the rows that are not whole: a last
+    line cut short (no newline: the run was writing it when it stopped or was
+    copied) or a row with the wrong number of fields. Each skipped row is named
+    in a warning."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    header, body, tail = lines[0], lines[1:-1], lines[-1] if len(lines) > 1 else ""
+    n_fields = len(header.split("\t"))
+    rows = []
+    for i, line in enumerate(body, start=2):
+        if line and len(line.split("\t")) != n_fields:
+            print(colorize(f"Warning: skipped line {i} of {path}: it has "
+                           f"{len(line.split(chr(9)))} fields, the header {n_fields}.", "yellow"))
+        elif line:
+            rows.append(line)
+    if tail:
+        print(colorize(f"Warning: skipped the last line of {path}: it was cut mid-line (the "
+                       f"run was writing it, or the file was cut short).", "yellow"))
+    return pd.read_table(io.StringIO("\n".join([header] + rows) + "\n"))
+
+
 def get_datasets(logdir: str, condition: str | None = None) -> list[pd.DataFrame]:
     """Load every progress.txt under ``logdir`` as a DataFrame with the columns
     ``Unit`` (run number within its group), ``Condition1`` (legend, else
@@ -72,7 +97,7 @@ def get_datasets(logdir: str, condition: str | None = None) -> list[pd.DataFrame
         units[condition1] += 1
 
         try:
-            exp_data = pd.read_table(osp.join(root, "progress.txt"))
+            exp_data = read_progress(osp.join(root, "progress.txt"))
         except (OSError, ValueError, pd.errors.EmptyDataError):
             print("Could not read from %s" % osp.join(root, "progress.txt"))
             continue
@@ -164,7 +189,6 @@ def plot_data(data: list[pd.DataFrame], xaxis: str = "Epoch", value: str = "Aver
               reference: bool = False, ax=None):
     """Draw one value against xaxis on ``ax``: estimator over seeds with a
     +-1 std band, one line per condition."""
-    import matplotlib.pyplot as plt
     import seaborn as sns
 
     for datum in data:
@@ -191,12 +215,36 @@ def plot_data(data: list[pd.DataFrame], xaxis: str = "Epoch", value: str = "Aver
                       errorbar=band, marker="o" if few_points else None, ax=ax)
     if reference:
         _draw_reference(ax, data, frame[xaxis].max(), smooth)
-    ax.legend(loc="best").set_draggable(True)
     if np.max(np.asarray(frame[xaxis])) > 5e3:
         # Just some formatting niceness: x-axis scale in scientific notation if max x is large
         ax.ticklabel_format(style="sci", axis="x", scilimits=(0, 0))
-    plt.tight_layout(pad=0.5)
+    fit_legend(ax)  # and lays the figure out
     return ax
+
+
+def fit_legend(ax, min_fontsize: float = 7.0) -> None:
+    """Draw the legend inside the axes' figure: long labels first get a smaller
+    font (down to ``min_fontsize``), then are wrapped onto several lines."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    fontsize = ax.legend(handles, labels, loc="best").get_texts()[0].get_fontsize()
+    width = max(len(label) for label in labels)
+    while True:
+        wrapped = [textwrap.fill(label, width, break_on_hyphens=False) for label in labels]
+        legend = ax.legend(handles, wrapped, loc="best", fontsize=fontsize)
+        with warnings.catch_warnings():  # "not applied" while the legend is still too wide
+            warnings.simplefilter("ignore", UserWarning)
+            fig.tight_layout(pad=0.5)
+        box, frame = legend.get_window_extent(renderer), fig.bbox
+        if (box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0
+                and box.y1 <= frame.y1) or width <= 8:
+            break
+        if fontsize > min_fontsize:
+            fontsize = max(min_fontsize, fontsize - 1)
+        else:
+            width = max(8, int(width * 0.8))
+    legend.set_draggable(True)
 
 
 def _draw_reference(ax, data, x_max, smooth):
@@ -216,6 +264,16 @@ def _draw_reference(ax, data, x_max, smooth):
         x, y, sd = (part[c].to_numpy() for c in ("timesteps", "mean_smoothed", "sd_over_seeds"))
         line, = ax.plot(x, y, linestyle="--", linewidth=1.5, label=labels.get(version, version))
         ax.fill_between(x, y - sd, y + sd, color=line.get_color(), alpha=0.1)
+
+
+def _free_name(stem: str, ext: str) -> str:
+    """``stem + ext``, or if that file exists ``stem-2 + ext``, ``stem-3 + ext``, ...:
+    a figure saved without --savefig never replaces an earlier one."""
+    path, n = stem + ext, 1
+    while osp.exists(path):
+        n += 1
+        path = f"{stem}-{n}{ext}"
+    return path
 
 
 def make_plots(all_logdirs, legend=None, xaxis="TotalEnvInteracts", values="Performance",
@@ -249,8 +307,7 @@ def make_plots(all_logdirs, legend=None, xaxis="TotalEnvInteracts", values="Perf
             stem, ext = osp.splitext(savefig)
             path = savefig if len(values) == 1 else f"{stem}_{value}{ext or '.png'}"
         elif headless:
-            first = all_logdirs[0].rstrip(os.sep)
-            path = f"{first}_{value}.png"
+            path = _free_name(all_logdirs[0].rstrip(os.sep) + f"_{value}", ".png")
         if path:
             os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
             fig.savefig(path, dpi=100)

@@ -10,9 +10,10 @@ if __name__ == "__main__":
     import cloudpickle
 
     from spinup_tf2.utils.errors import SpinupError, print_error
-    from spinup_tf2.utils.lifetime import die_with_parent
+    from spinup_tf2.utils.lifetime import die_with_parent, interrupt_once
 
     die_with_parent()  # a killed launcher takes its experiment with it
+    interrupt_once()
     thunk = cloudpickle.loads(zlib.decompress(base64.b64decode(sys.argv[1])))
     try:
         thunk()

@@ -27,6 +27,7 @@ from spinup_tf2.user_config import (
     WAIT_BEFORE_LAUNCH,
 )
 from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.utils.lifetime import ignore_interrupts
 from spinup_tf2.utils.logx import colorize
 from spinup_tf2.utils.serialization_utils import convert_json
 
@@ -138,8 +139,10 @@ def setup_logger_kwargs(exp_name: str, seed: int | None = None, data_dir: str | 
       ``data_dir/YYYY-MM-DD_exp_name/YYYY-MM-DD_HH-MM-SS-exp_name_s<seed>``
 
     ``data_dir`` defaults to ``DEFAULT_DATA_DIR`` and ``FORCE_DATESTAMP`` turns
-    the datestamp on (``spinup_tf2/user_config.py``).
+    the datestamp on (``spinup_tf2/user_config.py``). ``exp_name`` must be a
+    plain name (:func:`check_exp_name`), so that runs stay inside ``data_dir``.
     """
+    check_exp_name(exp_name)
     datestamp = datestamp or FORCE_DATESTAMP
     ymd_time = time.strftime("%Y-%m-%d_") if datestamp else ""
     relpath = "".join([ymd_time, exp_name])
@@ -152,6 +155,18 @@ def setup_logger_kwargs(exp_name: str, seed: int | None = None, data_dir: str | 
         relpath = osp.join(relpath, subfolder)
     data_dir = data_dir or DEFAULT_DATA_DIR
     return dict(output_dir=osp.join(data_dir, relpath), exp_name=exp_name)
+
+
+def check_exp_name(exp_name) -> None:
+    """Raise :class:`SpinupError` unless ``exp_name`` is a plain name for a
+    directory: not empty, no path separator, not ``.`` or ``..``."""
+    seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    if (not isinstance(exp_name, str) or not exp_name.strip() or exp_name in (".", "..")
+            or any(s in exp_name for s in seps) or "\0" in exp_name):
+        raise SpinupError(f"exp_name={exp_name!r} is not a plain name: the experiment name "
+                          f"becomes a directory inside the data directory, so it must be "
+                          f"non-empty, without '/' and not '.' or '..', e.g. --exp_name "
+                          f"pendulum. Put runs elsewhere with --data_dir.")
 
 
 DIV_LINE_WIDTH = 80
@@ -313,7 +328,8 @@ def run_child(cmd: list, output_dir: str) -> int:
     """Run an experiment process and return its exit code.
 
     On Ctrl-C the child (which gets the same SIGINT from the terminal, or is
-    sent one here) is given a few seconds to stop on its own, then killed;
+    sent one here) is given a few seconds to stop on its own, then killed (at
+    once on a second Ctrl-C);
     either way its files stay readable, since the logger writes whole rows and
     renames finished checkpoints into place. Then one line says where the
     data is, and KeyboardInterrupt goes on up.
@@ -322,12 +338,16 @@ def run_child(cmd: list, output_dir: str) -> int:
     try:
         return proc.wait()
     except KeyboardInterrupt:
+        handler = signal.getsignal(signal.SIGINT)
         try:
             proc.send_signal(signal.SIGINT)
             proc.wait(timeout=5)
-        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):  # a second Ctrl-C: stop it now
+            ignore_interrupts()
             proc.kill()
             proc.wait()
+        finally:
+            signal.signal(signal.SIGINT, handler)
         print(colorize("\nInterrupted. The data written so far is in %s" % output_dir, "yellow",
                        bold=True), flush=True)
         raise
@@ -432,6 +452,8 @@ class ExperimentGrid:
         if not isinstance(_name, str):
             raise SpinupError(f"Name has to be a string; got {_name!r} "
                               f"({type(_name).__name__}).")
+        if _name:
+            check_exp_name(_name)
         self._name = _name
 
     def add(self, key: str, vals, shorthand: str | None = None, in_name: bool = False) -> None:

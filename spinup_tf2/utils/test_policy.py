@@ -129,7 +129,17 @@ def load_tf2_policy(fpath: str, deterministic: bool = False):
     """``get_action(obs)`` from a SavedModel folder written by spinup_tf2."""
     tf = import_tensorflow()
     print("\n\nLoading from %s.\n\n" % fpath)
-    model = tf.saved_model.load(fpath)
+    try:
+        model = tf.saved_model.load(fpath)
+    except Exception as err:  # TensorFlow raises several kinds for a damaged model
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        raise SpinupError(
+            f"The saved model in {fpath} cannot be loaded ({type(err).__name__}: {first}); "
+            f"saved_model.pb or variables/ is cut short or damaged. Try an earlier save "
+            f"with --itr N if the run kept numbered ones (save_freq), or train again.") from None
+    if not (hasattr(model, "pi") and hasattr(model, "mu")):
+        raise SpinupError(f"The saved model in {fpath} is not a spinup_tf2 policy (it has no "
+                          f"pi and mu functions).")
     if deterministic:
         print("Using deterministic action op.")
         action_fn = model.mu

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.error import DependencyNotInstalled
 
 from spinup_tf2.utils.errors import SpinupError
 
@@ -77,6 +78,17 @@ def check_sac_args(args: dict):
     need(callable(env_fn), f"sac() needs env_fn to be a function that makes the environment, "
                            f"e.g. lambda: gymnasium.make('Pendulum-v1'); got {env_fn!r}.")
     return parse_alpha(alpha, args.get("target_entropy"))
+
+
+def make_env(env_fn):
+    """``env_fn()``; an environment whose optional dependency (Box2D, MuJoCo, ...) is
+    missing is a :class:`SpinupError` saying what to install."""
+    try:
+        return env_fn()
+    except DependencyNotInstalled as err:
+        raise SpinupError(f"The environment could not be made: a package it needs is not "
+                          f"installed ({err}). Nothing was written; install it and run "
+                          f"again.") from None
 
 
 def parse_alpha(alpha, target_entropy):

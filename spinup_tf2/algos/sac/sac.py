@@ -23,6 +23,7 @@ from spinup_tf2.algos.sac.checks import (
     check_sac_args,
     check_spaces,
     default_target_entropy,
+    make_env,
 )
 from spinup_tf2.algos.sac.fast_path import (
     Adam,
@@ -378,7 +379,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     """
     config = dict(locals())
     alpha, tuner_args = check_sac_args(config)
-    env, test_env = env_fn(), env_fn()
+    env, test_env = make_env(env_fn), make_env(env_fn)
     discrete, obs_dim, act_dim, n_noise = check_spaces(env.observation_space, env.action_space,
                                                        normalize_obs)
     actor_critic = config["actor_critic"] = pick_actor_critic(actor_critic, discrete, ac_kwargs)
