@@ -1,10 +1,10 @@
-"""Time spinup_tf2's SAC the way ../shared/bench/sb3_speed.py times Stable-Baselines3.
+"""Time spinup_tf2's SAC the way benchmarks/peers/peer_speed.py times its peers.
 
     python benchmarks/speed.py --env HalfCheetah-v5 --total 8000 --measure_from 2000 [--json]
 
 Runs the real ``sac()`` training loop with Spinning Up's settings (256x256 ReLU,
 batch 100, lr 1e-3, alpha 0.2, polyak 0.995, 50 updates after every 50 steps),
-with random actions and no updates before step 1000 as the SB3 script does
+with random actions and no updates before step 1000 as the peers' loop does
 (``learning_starts=1000``), no test episodes (SB3's loop has none) and one epoch
 of ``--total`` steps.
 
@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 
 import spinup_tf2  # noqa: E402
 
-START = 1000  # random actions and no updates before this step, as sb3_speed.py
+START = 1000  # random actions and no updates before this step, as peer_speed.py
 UPDATE_EVERY = 50
 
 

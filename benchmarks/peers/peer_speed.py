@@ -1,0 +1,103 @@
+"""Time a peer's SAC (Stable-Baselines3 on PyTorch, or SBX on JAX) with Spinning Up's
+settings; run by ``benchmarks/race.py`` inside the peer's own virtual environment.
+
+    python peer_speed.py {sb3,sbx} --env HalfCheetah-v5 --total 8000 --measure_from 2000
+
+Prints one JSON line with the same two figures as ``benchmarks/speed.py``:
+
+- updates_per_s: gradient updates per second of time spent in ``train()`` (each
+  call runs one block of 50 updates), for the calls after ``--measure_from`` env
+  steps. On JAX the call returns before the device is done, so the clock stops
+  only after ``jax.block_until_ready`` on the trained states.
+- env_steps_per_s: env steps per second of wall time over the whole loop
+  (acting, env, storing, training) from ``--measure_from`` to ``--total``.
+
+Settings: 256x256 ReLU networks for the actor and both critics, batch 100, Adam
+with lr 1e-3, gamma 0.99, polyak 0.995 (SB3's tau = 1 - polyak = 0.005), fixed
+alpha 0.2, 50 updates after every 50 env steps, updates from step 1000, replay
+size 1e6, seed 0. The peers' own loop decides the rest: uniform random actions
+before step 1000 (Spinning Up: 10000), no test episodes, the critic loss with a
+factor 1/2, targets only for the critics; SBX also runs its temperature step with
+a fixed alpha, and initialises its layers as flax does. None of these changes
+the amount of matrix work per update by more than a few per cent.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import time
+
+p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+p.add_argument("impl", choices=["sb3", "sbx"])
+p.add_argument("--env", default="HalfCheetah-v5")
+p.add_argument("--total", type=int, default=8000)
+p.add_argument("--measure_from", type=int, default=2000)
+args = p.parse_args()
+
+if args.impl == "sbx":
+    os.environ["JAX_PLATFORMS"] = "cpu"  # the race is on the CPU, even where a GPU exists
+    import flax.linen as nn
+    import jax
+    from sbx import SAC
+
+    activation = nn.relu
+    versions = dict(jax=jax.__version__, backend=jax.default_backend())
+
+    def wait_for(model):
+        policy = model.policy
+        jax.block_until_ready((policy.qf_state, policy.actor_state, model.ent_coef_state))
+else:
+    import torch
+    from stable_baselines3 import SAC
+
+    activation = torch.nn.ReLU
+    versions = dict(torch=torch.__version__, threads=torch.get_num_threads())
+
+    def wait_for(model):  # PyTorch on the CPU has finished when train() returns
+        pass
+
+import gymnasium as gym  # noqa: E402
+from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
+
+
+class TimedSAC(SAC):
+    """The peer's SAC, with the time of each ``train()`` call recorded."""
+
+    def train(self, gradient_steps: int, batch_size: int = 64) -> None:
+        start = time.perf_counter()
+        super().train(gradient_steps=gradient_steps, batch_size=batch_size)
+        wait_for(self)
+        self.train_calls.append((self.num_timesteps, gradient_steps,
+                                 time.perf_counter() - start))
+
+
+class LoopClock(BaseCallback):
+    """Wall-clock time at env step ``measure_from`` and at ``total``."""
+
+    def __init__(self):
+        super().__init__()
+        self.marks = {}
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps in (args.measure_from, args.total):
+            self.marks[self.num_timesteps] = time.perf_counter()
+        return True
+
+
+model = TimedSAC("MlpPolicy", gym.make(args.env), learning_rate=1e-3, buffer_size=1_000_000,
+                 learning_starts=1000, batch_size=100, tau=0.005, gamma=0.99, train_freq=50,
+                 gradient_steps=50, ent_coef=0.2, seed=0, device="cpu", verbose=0,
+                 policy_kwargs=dict(net_arch=[256, 256], activation_fn=activation))
+model.train_calls = []
+clock = LoopClock()
+model.learn(total_timesteps=args.total, callback=clock)
+
+measured = [(n, dt) for step, n, dt in model.train_calls if step >= args.measure_from]
+print(json.dumps(dict(
+    impl=args.impl, env=args.env, **versions,
+    updates_per_s=sum(n for n, _ in measured) / sum(dt for _, dt in measured),
+    env_steps_per_s=(args.total - args.measure_from)
+    / (clock.marks[args.total] - clock.marks[args.measure_from]),
+    first_train_s=model.train_calls[0][2],
+    median_train_s=statistics.median(dt for _, dt in measured))))

@@ -1,0 +1,144 @@
+"""Race spinup_tf2's SAC against its peers on this machine, side by side.
+
+    python benchmarks/race.py                              # HalfCheetah-v5, SB3 and SBX, 3 rounds
+    python benchmarks/race.py --env Hopper-v5 --peers sbx --rounds 5
+
+Each round times every peer once, each followed by spinup_tf2 (so a machine
+that slows down or speeds up during the race affects both sides alike), with
+Spinning Up's SAC settings on both sides; then the medians over rounds and the
+ratios ours/peer are printed. Only the ratios mean something: absolute figures
+on a shared 2-core machine vary by +-25 % from run to run.
+
+The peers run in their own virtual environments, built from PyPI the first time
+(a few minutes and ~2 GB each) under ``--venv_dir`` (default
+``~/.cache/spinup_tf2/peers``):
+
+- ``sb3``: Stable-Baselines3 (PyTorch, CPU build torch==2.13.0);
+- ``sbx``: SBX, Stable-Baselines3 rewritten in JAX (``sbx-rl==0.28.0``, CPU
+  jax), which also runs each 50-update block as one compiled loop.
+
+Peers are timed by ``benchmarks/peers/peer_speed.py``, spinup_tf2 by
+``benchmarks/speed.py`` (same figures, same settings; see their docstrings).
+Every JSON line measured is also written to ``--out`` if given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import os.path as osp
+import platform
+import statistics
+import subprocess
+import sys
+
+HERE = osp.dirname(osp.abspath(__file__))
+FIGURES = ("updates_per_s", "env_steps_per_s")
+
+# What each peer's virtual environment holds. torch is pinned to a CPU build and
+# installed first, so that pip never pulls a CUDA torch in as a dependency.
+PEER_PACKAGES = {
+    "sb3": [["torch==2.13.0"], ["stable-baselines3", "gymnasium[mujoco]", "torch==2.13.0"]],
+    "sbx": [["torch==2.13.0"], ["sbx-rl==0.28.0", "jax", "jaxlib", "gymnasium[mujoco]",
+                                "torch==2.13.0"]],
+}
+PEER_CHECK = {"sb3": "import stable_baselines3, mujoco", "sbx": "import sbx, jax, mujoco"}
+
+
+def peer_python(peer: str, venv_dir: str) -> str:
+    """The Python of ``peer``'s virtual environment, built first if it is missing."""
+    venv = osp.join(venv_dir, peer)
+    python = osp.join(venv, "bin", "python")
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    if osp.exists(python) and subprocess.run([python, "-c", PEER_CHECK[peer]], env=env,
+                                             capture_output=True).returncode == 0:
+        return python
+    print(f"Building the {peer} environment in {venv} (once; a few minutes) ...", flush=True)
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    for packages in PEER_PACKAGES[peer]:
+        subprocess.run([python, "-m", "pip", "install", "-q", *packages], check=True)
+    listed = subprocess.run([python, "-m", "pip", "list"], capture_output=True, text=True).stdout
+    cuda = [ln.split()[0] for ln in listed.splitlines()
+            if ln.lower().startswith(("nvidia-", "jax-cuda", "jax_cuda"))]
+    if cuda:
+        sys.exit(f"race.py: CUDA packages got into {venv}: {', '.join(cuda)}; the race is "
+                 f"on the CPU. Remove them (pip uninstall) and run again.")
+    return python
+
+
+def time_one(cmd: list[str], env: dict) -> dict:
+    """Run one timing command and return the JSON line it prints last."""
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
+    if res.returncode != 0 or not lines:
+        sys.exit(f"race.py: {' '.join(cmd[:3])} failed (exit {res.returncode}):\n"
+                 f"{res.stderr[-3000:]}")
+    return json.loads(lines[-1])
+
+
+def cpu_summary() -> str:
+    """The CPU model and its vector extensions (what makes ratios differ between machines)."""
+    model, flags = platform.processor() or "unknown CPU", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    model = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+    except OSError:
+        pass
+    ext = [name for name, flag in (("AVX2", "avx2"), ("AVX-512", "avx512f"),
+                                   ("AMX", "amx_tile")) if flag in flags]
+    return f"{model}, {os.cpu_count()} logical CPUs, {' '.join(ext) or 'no AVX2'}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--env", default="HalfCheetah-v5")
+    p.add_argument("--peers", nargs="+", choices=sorted(PEER_PACKAGES), default=["sb3", "sbx"])
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--total", type=int, default=8000)
+    p.add_argument("--measure_from", type=int, default=2000)
+    p.add_argument("--venv_dir", default=osp.expanduser("~/.cache/spinup_tf2/peers"))
+    p.add_argument("--out", help="append every measured JSON line to this file")
+    a = p.parse_args(argv)
+
+    pythons = {peer: peer_python(peer, a.venv_dir) for peer in a.peers}
+    steps = ["--env", a.env, "--total", str(a.total), "--measure_from", str(a.measure_from)]
+    env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+    ours_cmd = [sys.executable, osp.join(HERE, "speed.py"), *steps, "--json"]
+    results: dict[str, list[dict]] = {who: [] for who in [*a.peers, "ours"]}
+    print(f"Racing on {cpu_summary()}: {a.env}, {a.rounds} rounds, steps {a.measure_from}"
+          f"-{a.total} timed.", flush=True)
+    for r in range(1, a.rounds + 1):
+        for peer in a.peers:
+            for who, cmd in ((peer, [pythons[peer], osp.join(HERE, "peers", "peer_speed.py"),
+                                     peer, *steps]), ("ours", ours_cmd)):
+                row = time_one(cmd, env)
+                results[who].append(row)
+                print(f"round {r}  {who:5} " + "  ".join(f"{k} {row[k]:7.1f}" for k in FIGURES),
+                      flush=True)
+                if a.out:
+                    with open(a.out, "a") as f:
+                        f.write(json.dumps(dict(row, who=who, round=r)) + "\n")
+
+    med = {who: {k: statistics.median(row[k] for row in rows) for k in FIGURES}
+           for who, rows in results.items()}
+    cols = [*a.peers, "ours"]
+    print(f"\n{'median of ' + str(a.rounds):18}" + "".join(f"{c:>10}" for c in cols)
+          + "".join(f"{'ours/' + c:>10}" for c in a.peers))
+    for k in FIGURES:
+        print(f"{k:18}" + "".join(f"{med[c][k]:10.1f}" for c in cols)
+              + "".join(f"{med['ours'][k] / med[c][k]:10.2f}" for c in a.peers))
+    for peer in a.peers:
+        for k in FIGURES:
+            print(f"ratio {k} ours/{peer} = {med['ours'][k] / med[peer][k]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
