@@ -69,6 +69,19 @@ def per_update(fn, blocks: int) -> float:
     return float(np.median(times)) / N_BLOCK * 1e6
 
 
+def random_block(env, batch: int) -> tuple:
+    """Inputs of one update block, ``(o, a, r, o2, d, noise)`` for N_BLOCK updates of
+    ``batch`` transitions, drawn at random (seed 0) in the env's shapes."""
+    od, ad = env.observation_space.shape[0], env.action_space.shape[0]
+    rng = np.random.default_rng(0)
+    f = np.float32
+    return (rng.normal(size=(N_BLOCK, batch, od)).astype(f),
+            rng.uniform(-1, 1, (N_BLOCK, batch, ad)).astype(f),
+            rng.normal(size=(N_BLOCK, batch)).astype(f),
+            rng.normal(size=(N_BLOCK, batch, od)).astype(f), np.zeros((N_BLOCK, batch), f),
+            rng.normal(size=(N_BLOCK, 2 * batch, ad)).astype(f))
+
+
 def real_block(env, hidden: int, batch: int, blocks: int) -> float:
     """The fused block of ``sac()`` with ``hidden``-unit networks."""
     ac, ac_targ = sac_mod.build_actor_critics(core.MLPActorCritic, env.observation_space,
@@ -76,14 +89,7 @@ def real_block(env, hidden: int, batch: int, blocks: int) -> float:
     pi_opt, q_opt = sac_mod.make_optimizers(ac, 1e-3)
     block = fast_path.make_update_block(sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, gamma=0.99,
                                                           alpha=0.2, polyak=0.995))
-    od, ad = env.observation_space.shape[0], env.action_space.shape[0]
-    rng = np.random.default_rng(0)
-    f = np.float32
-    args = (rng.normal(size=(N_BLOCK, batch, od)).astype(f),
-            rng.uniform(-1, 1, (N_BLOCK, batch, ad)).astype(f),
-            rng.normal(size=(N_BLOCK, batch)).astype(f),
-            rng.normal(size=(N_BLOCK, batch, od)).astype(f), np.zeros((N_BLOCK, batch), f),
-            rng.normal(size=(N_BLOCK, 2 * batch, ad)).astype(f))
+    args = random_block(env, batch)
 
     def run():
         return {k: v.numpy() for k, v in block(*args).items()}

@@ -27,6 +27,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import gymnasium as gym  # noqa: E402
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from floor import random_block  # noqa: E402  (benchmarks/floor.py)
 
 from spinup_tf2.algos.sac import core, fast_path  # noqa: E402
 from spinup_tf2.algos.sac import sac as sac_mod  # noqa: E402
@@ -81,14 +82,7 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args()
     env = gym.make(a.env)
-    o_dim, a_dim = env.observation_space.shape[0], env.action_space.shape[0]
-    rng = np.random.default_rng(0)
-    f = np.float32
-    data = (rng.normal(size=(N_BLOCK, BATCH, o_dim)).astype(f),
-            rng.uniform(-1, 1, (N_BLOCK, BATCH, a_dim)).astype(f),
-            rng.normal(size=(N_BLOCK, BATCH)).astype(f),
-            rng.normal(size=(N_BLOCK, BATCH, o_dim)).astype(f), np.zeros((N_BLOCK, BATCH), f),
-            rng.normal(size=(N_BLOCK, 2 * BATCH, a_dim)).astype(f))
+    data = random_block(env, BATCH)
     impls = {"hand-written": make_block(core.MLPActorCritic, env),
              "tfp": make_block(TFPActorCritic, env)}
 

@@ -207,24 +207,26 @@ def test_nothing_launched_for_bad_env(tmp_path):
 # ------------------------------------------------------------------------------- Ctrl-C
 
 
-def test_ctrl_c_stops_quickly_and_keeps_data(tmp_path):
-    env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0")
+def start_long_run(tmp_path, name, epochs_logged, output=subprocess.PIPE):
+    """Launch a 50-epoch Pendulum run in its own session (as a terminal would) and
+    return ``(proc, progress_path)`` once it has logged ``epochs_logged`` epochs."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "spinup_tf2.run", "sac", "--env", "Pendulum-v1", "--exp_name",
-         "intr", "--data_dir", str(tmp_path), "--epochs", "50", "--steps_per_epoch", "400",
-         "--start_steps", "200", "--update_after", "100", "--num_test_episodes", "1",
-         "--hid", "[16]"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        start_new_session=True)
-    progress = tmp_path / "intr" / "intr_s0" / "progress.txt"
+         name, "--data_dir", str(tmp_path), "--epochs", "50", *CLI_TINY[2:], "--hid", "[16]"],
+        stdout=output, stderr=output, text=True,
+        env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"), start_new_session=True)
+    progress = tmp_path / name / f"{name}_s0" / "progress.txt"
     deadline = time.time() + 180
-    while time.time() < deadline:
-        if progress.exists() and len(progress.read_text().splitlines()) >= 3:
-            break
+    while not (progress.exists() and len(progress.read_text().splitlines()) > epochs_logged):
+        if time.time() > deadline or proc.poll() is not None:
+            proc.kill()
+            pytest.fail(f"the run did not log {epochs_logged} epochs in time")
         time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail("the run did not log two epochs in time")
+    return proc, progress
+
+
+def test_ctrl_c_stops_quickly_and_keeps_data(tmp_path):
+    proc, progress = start_long_run(tmp_path, "intr", 2)
     t0 = time.time()
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
     out, err = proc.communicate(timeout=30)
@@ -245,16 +247,7 @@ def test_ctrl_c_stops_quickly_and_keeps_data(tmp_path):
 def test_double_ctrl_c_prints_one_line(tmp_path, gap):
     """Two Ctrl-Cs in a row: the run stops, one line says where its data is, and
     nothing else: no "Exception ignored ... KeyboardInterrupt" from the shutdown."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "spinup_tf2.run", "sac", "--env", "Pendulum-v1", "--exp_name",
-         "dbl", "--data_dir", str(tmp_path), "--epochs", "50", *CLI_TINY[2:], "--hid", "[16]"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"), start_new_session=True)
-    progress = tmp_path / "dbl" / "dbl_s0" / "progress.txt"
-    deadline = time.time() + 180
-    while not (progress.exists() and len(progress.read_text().splitlines()) >= 2):
-        assert time.time() < deadline and proc.poll() is None, "the run did not log an epoch"
-        time.sleep(0.2)
+    proc, progress = start_long_run(tmp_path, "dbl", 1)
     time.sleep(0.3)  # in the middle of the next epoch's updates
     os.killpg(proc.pid, signal.SIGINT)
     time.sleep(gap)
@@ -318,18 +311,7 @@ def test_parallel_grid_one_line_per_run(tmp_path):
 def test_killing_the_launcher_ends_its_run(tmp_path):
     import psutil
 
-    env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "spinup_tf2.run", "sac", "--env", "Pendulum-v1", "--exp_name",
-         "orphan", "--data_dir", str(tmp_path), "--epochs", "50", "--steps_per_epoch", "300",
-         "--start_steps", "100", "--update_after", "100", "--num_test_episodes", "1",
-         "--hid", "[8]"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-        start_new_session=True)
-    progress = tmp_path / "orphan" / "orphan_s0" / "progress.txt"
-    deadline = time.time() + 180
-    while time.time() < deadline and not (progress.exists()
-                                          and len(progress.read_text().splitlines()) >= 2):
-        time.sleep(0.2)
+    proc, progress = start_long_run(tmp_path, "orphan", 1, output=subprocess.DEVNULL)
     children = psutil.Process(proc.pid).children(recursive=True)
     assert children, "the run's process was not found"
     proc.kill()  # kill -9 the launcher only
