@@ -1,0 +1,138 @@
+"""The command line's runs as processes, through real subprocesses and real signals:
+Ctrl-C, kill, the NaN stop, parallel grids, the resume and tensorboard flags."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from helpers import CLI_TINY, assert_clean_error, cli
+
+# ------------------------------------------------------------------------------- Ctrl-C
+
+
+def start_long_run(tmp_path, name, epochs_logged, output=subprocess.PIPE):
+    """Launch a 50-epoch Pendulum run in its own session (as a terminal would) and
+    return ``(proc, progress_path)`` once it has logged ``epochs_logged`` epochs."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spinup_tf2.run", "sac", "--env", "Pendulum-v1", "--exp_name",
+         name, "--data_dir", str(tmp_path), "--epochs", "50", *CLI_TINY[2:], "--hid", "[16]"],
+        stdout=output, stderr=output, text=True,
+        env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"), start_new_session=True)
+    progress = tmp_path / name / f"{name}_s0" / "progress.txt"
+    deadline = time.time() + 180
+    while not (progress.exists() and len(progress.read_text().splitlines()) > epochs_logged):
+        if time.time() > deadline or proc.poll() is not None:
+            proc.kill()
+            pytest.fail(f"the run did not log {epochs_logged} epochs in time")
+        time.sleep(0.2)
+    return proc, progress
+
+
+def test_ctrl_c_stops_quickly_and_keeps_data(tmp_path):
+    proc, progress = start_long_run(tmp_path, "intr", 2)
+    t0 = time.time()
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
+    out, err = proc.communicate(timeout=30)
+    assert time.time() - t0 < 10
+    assert proc.returncode != 0
+    assert "Traceback" not in out + err
+    lines = [ln for ln in (out + err).splitlines() if "Interrupted" in ln]
+    assert len(lines) == 1 and str(tmp_path / "intr" / "intr_s0") in lines[0]
+    rows = progress.read_text().splitlines()
+    assert all(len(r.split("\t")) == 28 for r in rows)
+    import tensorflow as tf
+
+    m = tf.saved_model.load(str(tmp_path / "intr" / "intr_s0" / "tf2_save"))
+    assert m.mu(np.zeros((1, 3), np.float32)).shape == (1, 1)
+
+
+@pytest.mark.parametrize("gap", [0.01, 0.2, 0.5])
+def test_double_ctrl_c_prints_one_line(tmp_path, gap):
+    """Two Ctrl-Cs in a row: the run stops, one line says where its data is, and
+    nothing else: no "Exception ignored ... KeyboardInterrupt" from the shutdown."""
+    proc, progress = start_long_run(tmp_path, "dbl", 1)
+    time.sleep(0.3)  # in the middle of the next epoch's updates
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(gap)
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+    except ProcessLookupError:
+        pass
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert err.strip() == "", err
+    assert len([ln for ln in out.splitlines() if "Interrupted" in ln]) == 1
+    assert all(len(r.split("\t")) == 28 for r in progress.read_text().splitlines())
+
+
+def test_resume_and_tensorboard_flags(tmp_path):
+    common = ["sac", "--env", "Pendulum-v1", "--exp_name", "rs", "--data_dir", str(tmp_path),
+              "--steps_per_epoch", "300", "--start_steps", "100", "--update_after", "100",
+              "--num_test_episodes", "1", "--hid", "[8]", "--tensorboard"]
+    res = cli(*common, "--epochs", "1")
+    assert res.returncode == 0, res.stderr[-2000:]
+    res = cli(*common, "--epochs", "2", "--resume")
+    assert res.returncode == 0, res.stderr[-2000:]
+    run = tmp_path / "rs" / "rs_s0"
+    lines = (run / "progress.txt").read_text().splitlines()
+    assert [ln.split("\t")[0] for ln in lines[1:]] == ["1", "2"]
+    assert any(name.startswith("events.out.tfevents") for name in os.listdir(run / "tb"))
+    assert json.load(open(run / "config.json"))["resume"] is True
+    res = cli(*common, "--epochs", "3", "--resume", "--lr", "0.01")
+    assert_clean_error(res, "lr: 0.001 there, 0.01 now")
+
+
+def test_cpu_without_mpi_installed_says_how_to_install(tmp_path):
+    # A stand-in package that fails to import, as mpi4py does where it is not installed.
+    (tmp_path / "mpi4py").mkdir()
+    (tmp_path / "mpi4py" / "__init__.py").write_text("raise ImportError('No module named mpi4py')")
+    res = cli("sac", "--env", "Pendulum-v1", "--cpu", "2", "--data_dir", str(tmp_path / "d"),
+              env={"PYTHONPATH": str(tmp_path)})
+    assert_clean_error(res, "pip install 'spinup_tf2[mpi]'", "mpi4py")
+    assert not (tmp_path / "d").exists()
+
+
+def test_parallel_grid_one_line_per_run(tmp_path):
+    res = cli("sac", "--env", "Pendulum-v1", "--exp_name", "par", "--seed", "0", "1", "2",
+              "--parallel", "2", "--data_dir", str(tmp_path), "--epochs", "1",
+              "--steps_per_epoch", "300", "--start_steps", "100", "--update_after", "100",
+              "--num_test_episodes", "1", "--hid", "[8]")
+    assert res.returncode == 0, res.stderr[-2000:]
+    lines = res.stdout.splitlines()
+    for seed in (0, 1, 2):
+        assert sum(ln.startswith(f"started  par_s{seed} ") for ln in lines) == 1
+        assert sum(ln.startswith(f"finished par_s{seed} ") for ln in lines) == 1
+        run = tmp_path / "par" / f"par_s{seed}"
+        assert len((run / "progress.txt").read_text().splitlines()) == 2
+        assert "AverageEpRet" in (run / "stdout.txt").read_text()  # each run's own output
+    assert "|      AverageEpRet |" not in res.stdout  # no run's table in the grid's output
+    started = [i for i, ln in enumerate(lines) if ln.startswith("started")]
+    finished = [i for i, ln in enumerate(lines) if ln.startswith("finished")]
+    assert started[1] < finished[0]  # two ran at once
+
+
+def test_killing_the_launcher_ends_its_run(tmp_path):
+    import psutil
+
+    proc, progress = start_long_run(tmp_path, "orphan", 1, output=subprocess.DEVNULL)
+    children = psutil.Process(proc.pid).children(recursive=True)
+    assert children, "the run's process was not found"
+    proc.kill()  # kill -9 the launcher only
+    proc.wait()
+    gone, alive = psutil.wait_procs(children, timeout=15)
+    for p in alive:
+        p.kill()
+    assert not alive, "the training process outlived its launcher"
+    assert all(len(r.split("\t")) == 28 for r in progress.read_text().splitlines())
+
+
+def test_nan_stop_is_a_message_not_a_traceback(tmp_path):
+    res = cli("sac", "--env", "Pendulum-v1", "--exp_name", "nan", "--lr", "1e30", "--epochs", "2",
+              "--steps_per_epoch", "300", "--start_steps", "100", "--update_after", "100",
+              "--num_test_episodes", "1", "--hid", "[8]", "--data_dir", str(tmp_path))
+    assert_clean_error(res, "Error: ", "non-finite values in LossPi")
