@@ -59,15 +59,18 @@ class Adam:
 
 
 def make_polyak_update(ac, ac_targ, polyak: float) -> Callable:
-    """Return ``update_targets()``, polyak averaging of every target variable::
+    """Return ``update_targets()``, polyak averaging of the target critics::
 
         targ <- polyak * targ + (1 - polyak) * main
 
     written as ``targ <- targ - (1 - polyak) * (targ - main)``, which is one
-    ``ResourceApplyGradientDescent`` kernel per variable.
+    ``ResourceApplyGradientDescent`` kernel per variable. The target policy
+    is left alone: SAC never uses it (the backup's action comes from the
+    current policy), so averaging it would only cost time.
     """
-    var_pairs = list(zip(tf_variables(ac.trainable_variables),
-                         tf_variables(ac_targ.trainable_variables)))
+    critics = ac.q1.trainable_variables + ac.q2.trainable_variables
+    targ_critics = ac_targ.q1.trainable_variables + ac_targ.q2.trainable_variables
+    var_pairs = list(zip(tf_variables(critics), tf_variables(targ_critics)))
 
     def update_targets():
         for v_main, v_targ in var_pairs:

@@ -216,7 +216,7 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
     the policy's actions at ``obs`` (first half) and ``obs2`` (second half);
     passing it in makes every update a pure function of its inputs. As in
     Spinning Up's TF1 SAC, all losses come from one forward pass, then the
-    policy step, the Q step, and the polyak averaging of all target variables.
+    policy step, the Q step, and the polyak averaging of the target critics.
     With a ``tuner``, alpha is ``exp(log_alpha)`` and log_alpha takes an Adam
     step too. With ``average_grads`` (data-parallel runs over MPI), the
     gradients (a dict of lists) are averaged over processes before any is
