@@ -22,7 +22,9 @@ import numpy as np
 import pandas as pd
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
-ENVS = {"HalfCheetah-v5": "halfcheetah", "Hopper-v5": "hopper"}
+# The five tasks of Spinning Up's SAC benchmark page (theirs are the -v3 versions).
+ENVS = {"HalfCheetah-v5": "halfcheetah", "Hopper-v5": "hopper", "Walker2d-v5": "walker2d",
+        "Ant-v5": "ant", "Swimmer-v5": "swimmer"}
 CHECKPOINTS = (100_000, 200_000, 300_000)
 REF_SEEDS = 10  # seeds behind each of Spinning Up's curves
 
@@ -49,6 +51,16 @@ def our_curves(env: str, data_dir: str, min_epochs: int = 75) -> tuple[np.ndarra
     return steps, np.array([r[:len(steps)] for r in rows])
 
 
+def reading(diff: float, se: float) -> str:
+    """How our mean stands against Spinning Up's: at or above it, below it by at most
+    one standard error of the difference, or below by more."""
+    if diff >= 0:
+        return "at or above"
+    if not np.isfinite(se):
+        return "below (one seed: no s.e.)"
+    return "below, within 1 s.e." if -diff <= se else "below by more than 1 s.e."
+
+
 def main() -> int:
     import matplotlib
 
@@ -60,7 +72,8 @@ def main() -> int:
     data_dir = osp.join(REPO, "data", "benchmarks")
     sns.set_theme(style="darkgrid", font_scale=1.2)
     table = ["| env | steps | spinup_tf2 (mean ± sd, seeds) | Spinning Up PyTorch | "
-             "Spinning Up TF1 | ours - PyTorch (± s.e.) |", "|---|---:|---:|---:|---:|---:|"]
+             "Spinning Up TF1 | ours - PyTorch (± s.e.) | reading |",
+             "|---|---:|---:|---:|---:|---:|---|"]
     for env, key in ENVS.items():
         steps, curves = our_curves(env, data_dir)
         if len(curves) == 0:
@@ -104,7 +117,8 @@ def main() -> int:
                                         f" (window {(c - 50_000) // 1000}k-{steps.max() // 1000}k)")
             table.append(f"| {env} | {label} | {mean[i]:.0f} ± {sd[i]:.0f} ({n}) "
                          + "".join(f"| {m:.0f} ± {d:.0f} " for m, d in refs)
-                         + f"| {mean[i] - refs[0][0]:+.0f} (± {se:.0f}) |")
+                         + f"| {mean[i] - refs[0][0]:+.0f} (± {se:.0f}) "
+                         + f"| {reading(mean[i] - refs[0][0], se)} |")
     text = "\n".join(table) + "\n"
     with open(osp.join(REPO, "benchmarks", "learning_table.md"), "w") as f:
         f.write(text)
