@@ -79,15 +79,21 @@ def test_one_update_moves_targets_by_polyak():
     polyak = 0.9
     update = tf.function(sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, gamma=0.99, alpha=0.2,
                                              polyak=polyak))
-    targ_before = _values(ac_targ.trainable_variables)
+    targ_before = _values(ac_targ.q1.trainable_variables + ac_targ.q2.trainable_variables)
+    targ_pi_before = _values(ac_targ.pi.trainable_variables)
     main_before = _values(ac.trainable_variables)
     info = update(*(x[0] for x in _batches(1)))
-    main_after = _values(ac.trainable_variables)
-    for tb, ma, vt in zip(targ_before, main_after, ac_targ.trainable_variables):
+    main_after = _values(ac.q1.trainable_variables + ac.q2.trainable_variables)
+    targ_after = ac_targ.q1.trainable_variables + ac_targ.q2.trainable_variables
+    for tb, ma, vt in zip(targ_before, main_after, targ_after):
         np.testing.assert_allclose(vt.numpy(), polyak * tb + (1 - polyak) * ma, rtol=1e-5,
                                    atol=1e-7)
+    # The target policy, which SAC never reads, is not averaged.
+    for before, v in zip(targ_pi_before, ac_targ.pi.trainable_variables):
+        np.testing.assert_array_equal(v.numpy(), before)
     # Every main variable (pi and both Qs) took a step.
-    assert all(not np.allclose(a, b) for a, b in zip(main_before, main_after))
+    assert all(not np.allclose(a, b) for a, b in zip(main_before,
+                                                     _values(ac.trainable_variables)))
     assert set(info) == set(sac_mod.LOGGED_KEYS)
     assert info["Q1Vals"].shape == (16,) and info["LogPi"].shape == (16,)
     assert info["LossPi"].shape == ()
