@@ -28,7 +28,9 @@ setup(
     extras_require={
         "mujoco": ["gymnasium[mujoco]>=1.0"],
         "mpi": ["mpi4py", "mpich"],
+        "video": ["imageio", "imageio-ffmpeg", "gymnasium[classic-control]>=1.0"],
         "test": ["pytest", "pytest-xdist", "ruff", "gymnasium[mujoco]>=1.0", "mpi4py", "mpich",
-                 "nbclient", "nbformat", "ipykernel"],
+                 "nbclient", "nbformat", "ipykernel", "imageio", "imageio-ffmpeg",
+                 "gymnasium[classic-control]>=1.0"],
     },
 )

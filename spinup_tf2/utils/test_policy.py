@@ -10,6 +10,7 @@ display, episodes run without rendering. Nothing is written to disk.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import os.path as osp
@@ -23,6 +24,13 @@ from spinup_tf2.utils.atomic_files import existing_checkpoint_dir
 from spinup_tf2.utils.errors import SpinupError, print_error
 from spinup_tf2.utils.logx import EpochLogger
 from spinup_tf2.utils.tf_setup import import_tensorflow
+from spinup_tf2.utils.video import (
+    RenderingEnv,
+    VideoRecorder,
+    check_video_path,
+    has_display,
+    render_frame,
+)
 
 
 def find_saves(fpath: str) -> dict:
@@ -52,7 +60,7 @@ def _no_model_error(fpath: str) -> SpinupError:
 
 
 def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, render: bool = False,
-                        trust_pickle: bool = False):
+                        trust_pickle: bool = False, video: bool = False):
     """The environment and the policy of a finished (or interrupted) run.
 
     Args:
@@ -69,6 +77,10 @@ def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, ren
         trust_pickle (bool): Load the environment from ``vars<itr>.pkl`` when
             it is there, instead of rebuilding it from config.json. Unpickling
             runs code from the file: only for run directories you trust.
+
+        video (bool): Make the env with ``render_mode='rgb_array'``, for
+            ``run_policy(..., video=PATH)`` (rebuilt from config.json; without
+            a display, MuJoCo renders through EGL).
 
     Returns:
         ``(env, get_action)``: ``env`` is None if it could not be restored;
@@ -87,20 +99,28 @@ def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, ren
         raise SpinupError(f"There is no tf2_save{itr} in {fpath}; saved iterations: "
                           f"{sorted(str(k) if k != '' else 'tf2_save' for k in saves)}.")
 
-    env = _load_env(fpath, itr, render, trust_pickle)
+    env = _load_env(fpath, itr, "rgb_array" if video else "human" if render else None,
+                    trust_pickle)
     get_action = load_tf2_policy(saves[itr], deterministic)
     return env, get_action
 
 
-def _load_env(fpath: str, itr, render: bool, trust_pickle: bool):
-    """The env rebuilt from config.json's env_name, or (trusted directories only) the
-    one pickled in vars<itr>.pkl."""
+def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
+    """The env rebuilt from config.json's env_name (with ``render_mode``), or
+    (trusted directories only, no render mode) the one pickled in vars<itr>.pkl."""
     env_name = None
     config_path = osp.join(fpath, "config.json")
     if osp.exists(config_path):
         with open(config_path) as f:
             env_name = json.load(f).get("env_name")
-    if env_name and render:
+    if render_mode == "rgb_array":
+        if not env_name:
+            raise SpinupError(f"A video needs the environment rebuilt from config.json, but "
+                              f"{config_path} names no registered environment (env_name).")
+        print(f"Rebuilding the environment {env_name} from config.json, rendering frames in a "
+              f"separate process.")
+        return RenderingEnv(env_name)
+    if env_name and render_mode == "human":
         import gymnasium as gym
 
         try:
@@ -156,35 +176,52 @@ def load_tf2_policy(fpath: str, deterministic: bool = False):
 
 
 def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int = 100,
-               render: bool = True) -> None:
+               render: bool = True, video: str | None = None) -> None:
     """Run ``num_episodes`` episodes, printing each one's return and length, then
     a table of their statistics. ``max_ep_len`` (0 or None: no cap besides the
-    environment's own time limit) cuts episodes short."""
+    environment's own time limit) cuts episodes short. ``video`` (a path ending
+    in .mp4 or .gif) records every episode into one file, from an env made with
+    ``render_mode='rgb_array'``, at the env's ``render_fps``."""
     if env is None:
         raise SpinupError(
             "Environment not found! config.json names no registered environment (env_name) to "
             "rebuild. Make the environment yourself and call run_policy(env, get_action) (see "
             "the README), or, if you trust this run directory, add --trust_vars_pkl to load "
             "the environment pickled in vars.pkl (unpickling runs code from the file).")
+    if video is not None:
+        if env.render_mode != "rgb_array":
+            raise SpinupError(f"A video needs the environment made with "
+                              f"render_mode='rgb_array'; this one has {env.render_mode!r}. Use "
+                              f"load_policy_and_env(..., video=True).")
+        recorder = VideoRecorder(video, env.metadata.get("render_fps") or 30)
+    else:
+        recorder = contextlib.nullcontext()
     logger = EpochLogger(output_fname=None)
-    o, _ = env.reset()
-    ep_ret, ep_len, n = 0.0, 0, 0
-    while n < num_episodes:
-        if render:
-            env.render()
-            time.sleep(1e-3)
+    with recorder:
+        o, _ = env.reset()
+        ep_ret, ep_len, n = 0.0, 0, 0
+        while n < num_episodes:
+            if video is not None:
+                recorder.add(render_frame(env))
+            elif render:
+                env.render()
+                time.sleep(1e-3)
 
-        a = get_action(o)
-        o, r, terminated, truncated, _ = env.step(a)
-        ep_ret += float(r)
-        ep_len += 1
+            a = get_action(o)
+            o, r, terminated, truncated, _ = env.step(a)
+            ep_ret += float(r)
+            ep_len += 1
 
-        if terminated or truncated or (max_ep_len and ep_len == max_ep_len):
-            logger.store(EpRet=ep_ret, EpLen=ep_len)
-            print("Episode %d \t EpRet %.3f \t EpLen %d" % (n, ep_ret, ep_len))
-            o, _ = env.reset()
-            ep_ret, ep_len = 0.0, 0
-            n += 1
+            if terminated or truncated or (max_ep_len and ep_len == max_ep_len):
+                if video is not None:
+                    recorder.add(render_frame(env))  # the episode's last state
+                logger.store(EpRet=ep_ret, EpLen=ep_len)
+                print("Episode %d \t EpRet %.3f \t EpLen %d" % (n, ep_ret, ep_len))
+                o, _ = env.reset()
+                ep_ret, ep_len = 0.0, 0
+                n += 1
+    if video is not None:
+        print(f"Wrote {recorder.frames} frames at {recorder.fps:g} fps to {video}.")
 
     logger.log_tabular("EpRet", with_min_and_max=True)
     logger.log_tabular("EpLen", average_only=True)
@@ -200,24 +237,33 @@ def main(argv=None) -> int:
     parser.add_argument("--norender", "-nr", action="store_true")
     parser.add_argument("--itr", "-i", type=int, default=-1)
     parser.add_argument("--deterministic", "-d", action="store_true")
+    parser.add_argument("--video", metavar="PATH",
+                        help="record the episodes to PATH (.mp4 or .gif) instead of showing "
+                             "them; works without a display")
     parser.add_argument("--trust_vars_pkl", action="store_true",
                         help="load the environment pickled in vars.pkl (runs code from the "
                              "file: only for run directories you trust)")
     args = parser.parse_args(argv)
-    render = not args.norender
-    if render and sys.platform.startswith("linux") and not (
-            os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+    render = not args.norender and args.video is None
+    if render and sys.platform.startswith("linux") and not has_display():
         render = False
-        print("No display here, so the episodes run without rendering (-nr). To watch them, "
-              "run this where there is a display, or under a virtual one: xvfb-run python -m "
-              "spinup_tf2.run test_policy ...", flush=True)
+        print("No display here, so the episodes run without rendering (-nr). To see them, "
+              "record a video: --video run.mp4 (or run under a virtual display: xvfb-run "
+              "python -m spinup_tf2.run test_policy ...).", flush=True)
     try:
         if args.episodes < 1 or args.len < 0:
             raise SpinupError(f"--episodes must be >= 1 and --len >= 0; got --episodes "
                               f"{args.episodes} --len {args.len}.")
+        if args.video is not None:
+            check_video_path(args.video)
         env, get_action = load_policy_and_env(args.fpath, args.itr if args.itr >= 0 else "last",
-                                              args.deterministic, render, args.trust_vars_pkl)
-        run_policy(env, get_action, args.len, args.episodes, render)
+                                              args.deterministic, render, args.trust_vars_pkl,
+                                              video=args.video is not None)
+        try:
+            run_policy(env, get_action, args.len, args.episodes, render, video=args.video)
+        finally:
+            if env is not None:
+                env.close()
     except SpinupError as err:
         print_error(err)
         return 2

@@ -1,0 +1,209 @@
+"""Videos of a policy's episodes (MP4 or GIF), on machines with or without a display.
+
+Frames come from the environment's ``rgb_array`` rendering. MuJoCo renders
+off-screen through an OpenGL platform: without a display, :func:`use_headless_gl`
+picks EGL (Mesa's, from Debian's ``libegl1`` and ``libegl-mesa0``) unless
+``MUJOCO_GL`` already names one. Files are written under a temporary name and
+renamed when complete, so an interrupted recording never leaves half a video.
+"""
+
+from __future__ import annotations
+
+import os
+import os.path as osp
+
+from spinup_tf2.utils.errors import SpinupError
+
+FORMATS = (".mp4", ".gif")
+INSTALL_GL = ("Headless MuJoCo rendering needs an OpenGL platform: EGL (Debian/Ubuntu: "
+              "apt-get install libegl1 libegl-mesa0; MUJOCO_GL=egl, the default here without a "
+              "display) or OSMesa (apt-get install libosmesa6, then MUJOCO_GL=osmesa).")
+
+
+def has_display() -> bool:
+    """True if a window could be opened (X11 or Wayland)."""
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def use_headless_gl() -> None:
+    """Without a display, let MuJoCo render off-screen through EGL, unless the user
+    chose a platform (``MUJOCO_GL``). Call before the first MuJoCo environment is made."""
+    if not has_display() and "MUJOCO_GL" not in os.environ:
+        os.environ["MUJOCO_GL"] = "egl"
+        os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
+
+
+def check_video_path(path: str) -> None:
+    """Refuse, before anything runs, a video path whose suffix is not .mp4 or .gif,
+    whose directory cannot be written, or when the writer is not installed."""
+    suffix = osp.splitext(path)[1].lower()
+    if suffix not in FORMATS:
+        raise SpinupError(f"--video {path!r}: the file name must end in .mp4 or .gif (the "
+                          f"format comes from the suffix); got {suffix or 'no suffix'!r}.")
+    try:
+        import imageio  # noqa: F401
+        if suffix == ".mp4":
+            import imageio_ffmpeg  # noqa: F401
+    except ImportError:
+        raise SpinupError("Recording videos needs imageio and imageio-ffmpeg, which are not "
+                          "installed: pip install -e '.[video]' (or pip install imageio "
+                          "imageio-ffmpeg).") from None
+    from spinup_tf2.utils.atomic_files import check_writable_dir
+
+    check_writable_dir(osp.dirname(osp.abspath(path)), f"--video {path!r}: the directory")
+
+
+class VideoRecorder:
+    """Collects frames and writes them to ``path`` (.mp4 or .gif) at ``fps`` frames
+    per second; the file appears, complete, when :meth:`close` is called.
+
+    Use as a context manager: an exception inside drops the partial file.
+    """
+
+    def __init__(self, path: str, fps: float):
+        check_video_path(path)
+        import imageio
+
+        self.path, self.fps, self.frames = path, float(fps), 0
+        stem, suffix = osp.splitext(osp.abspath(path))
+        os.makedirs(osp.dirname(stem), exist_ok=True)
+        self.tmp = f"{stem}.partial{suffix}"
+        if suffix.lower() == ".mp4":
+            # macro_block_size 1 keeps the frame size as rendered (no padding to 16)
+            self.writer = imageio.get_writer(self.tmp, format="FFMPEG", fps=self.fps,
+                                             macro_block_size=1)
+        else:
+            self.writer = imageio.get_writer(self.tmp, format="GIF", duration=1000 / self.fps,
+                                             loop=0)
+
+    def add(self, frame) -> None:
+        """Append one RGB frame (height x width x 3, uint8)."""
+        if frame is None:
+            raise SpinupError("The environment rendered no frame: it must be made with "
+                              "render_mode='rgb_array' to record a video.")
+        self.writer.append_data(frame)
+        self.frames += 1
+
+    def close(self) -> None:
+        """Finish the file and move it into place."""
+        self.writer.close()
+        os.replace(self.tmp, self.path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:
+            self.writer.close()
+            if osp.exists(self.tmp):
+                os.remove(self.tmp)
+        return False
+
+
+def render_frame(env):
+    """``env.render()`` as an RGB frame; a MuJoCo environment that cannot render
+    off-screen is a :class:`SpinupError` saying what to install."""
+    try:
+        return env.render()
+    except Exception as err:  # mujoco.FatalError, OpenGL errors, ...
+        name = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+        raise SpinupError(f"{name} could not render a frame off-screen ({type(err).__name__}: "
+                          f"{str(err).strip().splitlines()[0][:160] if str(err).strip() else ''}"
+                          f"; MUJOCO_GL={os.environ.get('MUJOCO_GL', 'unset')}). "
+                          + INSTALL_GL) from None
+
+
+class RenderingEnv:
+    """``gymnasium.make(env_name, render_mode='rgb_array')`` run in a separate process
+    that never imports TensorFlow, with the same ``reset``/``step``/``render``.
+
+    Why: Mesa's software OpenGL (llvmpipe, behind headless EGL) and TensorFlow
+    each carry their own LLVM, and MuJoCo's off-screen rendering crashes the
+    process that has loaded both. The policy stays here; the environment and
+    its renderer live in the worker, and each step's frame comes back with it.
+    """
+
+    def __init__(self, env_name: str):
+        import multiprocessing as mp
+
+        use_headless_gl()
+        ctx = mp.get_context("spawn")  # a fresh interpreter: no TensorFlow in it
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_rendering_worker, args=(env_name, child), daemon=True)
+        self._proc.start()
+        child.close()
+        info = self._call("info")
+        self.metadata, self.render_mode, self.spec = info
+        self.env_name, self._frame = env_name, None
+
+    def _call(self, *msg):
+        self._conn.send(msg)
+        try:
+            ok, value = self._conn.recv()
+        except EOFError:
+            raise SpinupError(f"{self.env_name} could not render off-screen: its rendering "
+                              f"process died (exit code {self._proc.exitcode}). "
+                              + INSTALL_GL) from None
+        if not ok:
+            raise SpinupError(f"{self.env_name} could not render a frame off-screen ({value}; "
+                              f"MUJOCO_GL={os.environ.get('MUJOCO_GL', 'unset')}). "
+                              + INSTALL_GL)
+        return value
+
+    def reset(self, **kwargs):
+        obs, info, self._frame = self._call("reset", kwargs)
+        return obs, info
+
+    def step(self, action):
+        obs, r, terminated, truncated, info, self._frame = self._call("step", action)
+        return obs, r, terminated, truncated, info
+
+    def render(self):
+        return self._frame
+
+    def close(self) -> None:
+        if self._proc.is_alive():
+            self._conn.send(("close",))
+            self._proc.join(timeout=10)
+        self._conn.close()
+
+
+def _rendering_worker(env_name: str, conn) -> None:
+    """The worker of :class:`RenderingEnv`: make the env, then answer calls until
+    told to close or its parent goes (Ctrl-C is the parent's to handle)."""
+    import signal
+
+    import gymnasium as gym
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    try:
+        env = gym.make(env_name, render_mode="rgb_array")
+    except Exception as err:
+        conn.send((False, f"{type(err).__name__}: {err}"))
+        return
+    while True:
+        try:
+            cmd, *args = conn.recv()
+        except EOFError:  # the parent is gone
+            cmd, args = "close", []
+        try:
+            if cmd == "info":
+                spec = env.spec
+                reply = (dict(env.metadata), env.render_mode, spec)
+            elif cmd == "reset":
+                obs, info = env.reset(**args[0])
+                reply = (obs, info, env.render())
+            elif cmd == "step":
+                obs, r, terminated, truncated, info = env.step(args[0])
+                reply = (obs, r, terminated, truncated, info, env.render())
+            else:
+                env.close()
+                return
+        except Exception as err:
+            msg = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+            conn.send((False, f"{type(err).__name__}: {msg}"))
+            continue
+        conn.send((True, reply))

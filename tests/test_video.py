@@ -1,0 +1,81 @@
+"""Videos of saved policies on a machine without a display: `test_policy --video`,
+for a classic-control and a MuJoCo task, decoded back and counted."""
+
+import os
+
+import gymnasium as gym
+import imageio.v3 as iio
+import pytest
+from helpers import TINY, assert_clean_error, cli
+
+from spinup_tf2 import sac
+from spinup_tf2.utils.test_policy import load_policy_and_env, run_policy
+
+NO_DISPLAY = {"DISPLAY": "", "WAYLAND_DISPLAY": ""}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """One tiny saved run on Pendulum-v1 and one on HalfCheetah-v5."""
+    root = tmp_path_factory.mktemp("video_runs")
+    out = {}
+    for env_name in ("Pendulum-v1", "HalfCheetah-v5"):
+        out[env_name] = str(root / env_name)
+        sac(lambda: gym.make(env_name), epochs=1, **dict(TINY, max_ep_len=100),
+            logger_kwargs=dict(output_dir=out[env_name]))
+    return out
+
+
+def frames_of(path):
+    return iio.imread(path)  # all frames: (n, height, width, 3)
+
+
+def test_gif_of_a_classic_control_policy_without_a_display(runs, tmp_path):
+    video = tmp_path / "pendulum.gif"
+    res = cli("test_policy", runs["Pendulum-v1"], "--video", str(video), "-n", "2", "-d",
+              env=NO_DISPLAY)
+    assert res.returncode == 0, res.stderr[-2000:]
+    # 200 steps an episode: a frame before each step and one of the last state.
+    assert f"Wrote 402 frames at 30 fps to {video}." in res.stdout
+    # GIF merges identical consecutive frames into one longer frame: count by duration.
+    from PIL import Image, ImageSequence
+
+    with Image.open(video) as gif:
+        assert gif.size == (500, 500)
+        durations = [frame.info["duration"] for frame in ImageSequence.Iterator(gif)]
+    assert sum(durations) == 402 * min(durations) and len(durations) > 100
+    assert min(durations) == round(1000 / 30, -1)  # GIF keeps hundredths of a second
+    assert "Traceback" not in res.stderr
+    assert sorted(os.listdir(tmp_path)) == ["pendulum.gif"]  # nothing partial left
+
+
+def test_mp4_of_a_mujoco_policy_without_a_display(runs, tmp_path):
+    video = tmp_path / "cheetah.mp4"
+    res = cli("test_policy", runs["HalfCheetah-v5"], "--video", str(video), "-n", "1",
+              "-l", "50", env=NO_DISPLAY)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert f"Wrote 51 frames at 20 fps to {video}." in res.stdout
+    frames = frames_of(video)
+    assert frames.shape == (51, 480, 480, 3)
+    assert frames.std() > 5  # a scene, not a blank screen
+    assert iio.immeta(video)["fps"] == 20
+
+
+def test_video_from_python(runs, tmp_path):
+    env, get_action = load_policy_and_env(runs["Pendulum-v1"], deterministic=True, video=True)
+    try:
+        run_policy(env, get_action, max_ep_len=30, num_episodes=1, render=False,
+                   video=str(tmp_path / "p.mp4"))
+    finally:
+        env.close()
+    assert frames_of(tmp_path / "p.mp4").shape == (31, 500, 500, 3)
+
+
+def test_video_errors(runs, tmp_path):
+    assert_clean_error(cli("test_policy", runs["Pendulum-v1"], "--video", str(tmp_path / "v.avi"),
+                           env=NO_DISPLAY), "must end in .mp4 or .gif", "'.avi'")
+    assert_clean_error(cli("test_policy", runs["Pendulum-v1"], "--video",
+                           "/etc/passwd/v.mp4", env=NO_DISPLAY), "/etc/passwd is a file")
+    assert_clean_error(cli("test_policy", str(tmp_path), "--video", str(tmp_path / "v.mp4"),
+                           env=NO_DISPLAY), "No saved model (tf2_save/)")
+    assert not list(tmp_path.iterdir())
