@@ -170,6 +170,22 @@ class RenderingEnv:
         self._conn.close()
 
 
+def render_following(env):
+    """``env.render()``, with a MuJoCo env's camera moved along x to its main body.
+
+    gymnasium's -v5 tasks name a ``trackbodyid`` but render with a free camera,
+    which MuJoCo does not move: a runner leaves the picture within seconds. So
+    the camera's look-at point follows the body (``trackbodyid``, else body 1,
+    the torso) along x, keeping the env's own distance, height and angle.
+    """
+    renderer = getattr(env.unwrapped, "mujoco_renderer", None)
+    viewer = renderer._viewers.get("rgb_array") if renderer is not None else None
+    if viewer is not None:  # made by the first render
+        body = (renderer.default_cam_config or {}).get("trackbodyid", 1)
+        viewer.cam.lookat[0] = env.unwrapped.data.xpos[body][0]
+    return env.render()
+
+
 def _rendering_worker(env_name: str, conn) -> None:
     """The worker of :class:`RenderingEnv`: make the env, then answer calls until
     told to close or its parent goes (Ctrl-C is the parent's to handle)."""
@@ -195,10 +211,10 @@ def _rendering_worker(env_name: str, conn) -> None:
                 reply = (dict(env.metadata), env.render_mode, spec)
             elif cmd == "reset":
                 obs, info = env.reset(**args[0])
-                reply = (obs, info, env.render())
+                reply = (obs, info, render_following(env))
             elif cmd == "step":
                 obs, r, terminated, truncated, info = env.step(args[0])
-                reply = (obs, r, terminated, truncated, info, env.render())
+                reply = (obs, r, terminated, truncated, info, render_following(env))
             else:
                 env.close()
                 return
