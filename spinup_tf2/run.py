@@ -36,7 +36,8 @@ ALGOS: dict[str, tuple[FunctionPath, Callable]] = {
 SUBSTITUTIONS = {"env": "env_name", "hid": "ac_kwargs:hidden_sizes",
                  "act": "ac_kwargs:activation", "cpu": "num_cpu", "dt": "datestamp",
                  "tensorboard": "logger_kwargs:tensorboard",
-                 "overwrite": "logger_kwargs:overwrite"}
+                 "overwrite": "logger_kwargs:overwrite",
+                 "video_freq": "logger_kwargs:video_freq"}
 
 
 # Arguments of ExperimentGrid.run rather than of the algorithm.

@@ -6,9 +6,10 @@ import os
 import gymnasium as gym
 import imageio.v3 as iio
 import pytest
-from helpers import TINY, assert_clean_error, cli
+from helpers import CLI_TINY, TINY, assert_clean_error, cli, rows
 
 from spinup_tf2 import sac
+from spinup_tf2.utils.errors import SpinupError
 from spinup_tf2.utils.test_policy import load_policy_and_env, run_policy
 
 NO_DISPLAY = {"DISPLAY": "", "WAYLAND_DISPLAY": ""}
@@ -79,3 +80,32 @@ def test_video_errors(runs, tmp_path):
     assert_clean_error(cli("test_policy", str(tmp_path), "--video", str(tmp_path / "v.mp4"),
                            env=NO_DISPLAY), "No saved model (tf2_save/)")
     assert not list(tmp_path.iterdir())
+
+
+def test_videos_during_training_change_no_number(tmp_path):
+    """video_freq=1: a video after every epoch, in videos/, from a separate process; the
+    run's numbers are those of the same run without videos."""
+    kw = dict(TINY, epochs=2, max_ep_len=60)
+    with_video, without = str(tmp_path / "with"), str(tmp_path / "without")
+    sac(lambda: gym.make("Pendulum-v1"), **kw,
+        logger_kwargs=dict(output_dir=with_video, video_freq=1))
+    sac(lambda: gym.make("Pendulum-v1"), **kw, logger_kwargs=dict(output_dir=without))
+    assert sorted(os.listdir(os.path.join(with_video, "videos"))) == ["epoch_1.mp4",
+                                                                      "epoch_2.mp4"]
+    for name in ("epoch_1.mp4", "epoch_2.mp4"):
+        assert frames_of(os.path.join(with_video, "videos", name)).shape == (61, 500, 500, 3)
+    assert rows(with_video) == rows(without)
+    assert not os.path.exists(os.path.join(without, "videos"))
+
+
+def test_video_freq_flag_and_bad_values(tmp_path):
+    res = cli("sac", "--env", "Pendulum-v1", "--exp_name", "v", "--data_dir", str(tmp_path),
+              *CLI_TINY[:2], "--steps_per_epoch", "300", "--start_steps", "100",
+              "--update_after", "100", "--num_test_episodes", "1", "--hid", "[8]",
+              "--max_ep_len", "20", "--video_freq", "2", env=NO_DISPLAY)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert sorted(os.listdir(tmp_path / "v" / "v_s0" / "videos")) == ["epoch_2.mp4"]
+    assert "Video of epoch 2:" in res.stdout
+    with pytest.raises(SpinupError, match="video_freq=-1"):
+        sac(lambda: gym.make("Pendulum-v1"), **TINY,
+            logger_kwargs=dict(output_dir=str(tmp_path / "bad"), video_freq=-1))

@@ -51,7 +51,7 @@ class Logger:
 
     def __init__(self, output_dir: str | None = None, output_fname: str | None = "progress.txt",
                  exp_name: str | None = None, tensorboard: bool = False,
-                 append_after: int | None = None, overwrite: bool = False):
+                 append_after: int | None = None, overwrite: bool = False, video_freq: int = 0):
         """Open the output directory and progress.txt.
 
         Args:
@@ -80,7 +80,21 @@ class Logger:
                 (see :func:`spinup_tf2.utils.checkpoint.check_output_dir`); the
                 Logger itself, as Spinning Up's, warns and starts progress.txt
                 afresh either way.
+
+            video_freq (int): Every ``video_freq`` epochs (and after the last),
+                :meth:`record_video` writes one episode of the deterministic
+                policy to ``output_dir/videos/epoch_<N>.mp4``. 0 (the default)
+                records nothing and costs nothing. Needs the ``video`` extra.
         """
+        if not (isinstance(video_freq, int) and not isinstance(video_freq, bool)
+                and video_freq >= 0):
+            raise SpinupError(f"video_freq={video_freq!r} (--video_freq): give a whole number "
+                              f"of epochs >= 1 between videos, or 0 for none.")
+        if video_freq:
+            from spinup_tf2.utils.video import check_video_path
+
+            check_video_path(osp.join(output_dir or ".", "videos", "epoch_1.mp4"))
+        self.video_freq = video_freq
         self.output_dir = None
         self.output_file = None
         self.first_row = True
@@ -188,6 +202,27 @@ class Logger:
             self.log("Warning: could not pickle state_dict.", color="red")
         if hasattr(self, "tf2_saver_module"):
             self._tf2_save(itr)
+
+    def record_video(self, epoch: int, last: bool, env_name: str | None, get_action,
+                     max_ep_len: int) -> None:
+        """With ``video_freq``, after every ``video_freq``-th epoch and the ``last``
+        one: one episode of ``get_action`` (deterministic) on a fresh ``env_name``
+        environment, written to ``videos/epoch_<epoch>.mp4``. The environment runs
+        in its own process, so training's environments and random numbers are
+        untouched."""
+        if not self.video_freq or self.output_dir is None:
+            return
+        if not (epoch % self.video_freq == 0 or last):
+            return
+        if not env_name:
+            raise SpinupError("video_freq needs an environment registered with gymnasium "
+                              "(config.json's env_name), to render it in another process.")
+        from spinup_tf2.utils.video import record_episode
+
+        path = osp.join(self.output_dir, "videos", f"epoch_{epoch}.mp4")
+        ep_ret, ep_len = record_episode(env_name, get_action, path, max_ep_len)
+        print(f"Video of epoch {epoch}: {path} (return {ep_ret:.1f}, {ep_len} steps)",
+              flush=True)
 
     def setup_tf2_saver(self, module) -> None:
         """Set up the model that ``save_state`` writes as a TensorFlow SavedModel.

@@ -115,6 +115,24 @@ def render_frame(env):
                           + INSTALL_GL) from None
 
 
+def record_episode(env_name: str, get_action, path: str, max_ep_len: int) -> tuple:
+    """One episode of ``get_action(obs)`` on a fresh ``env_name`` (rendered in a
+    :class:`RenderingEnv`), written to ``path``; returns ``(ep_ret, ep_len)``."""
+    env = RenderingEnv(env_name)
+    try:
+        with VideoRecorder(path, env.metadata.get("render_fps") or 30) as recorder:
+            o, _ = env.reset()
+            recorder.add(env.render())
+            ep_ret, ep_len, done = 0.0, 0, False
+            while not (done or ep_len == max_ep_len):
+                o, r, terminated, truncated, _ = env.step(get_action(o))
+                recorder.add(env.render())
+                ep_ret, ep_len, done = ep_ret + float(r), ep_len + 1, terminated or truncated
+    finally:
+        env.close()
+    return ep_ret, ep_len
+
+
 class RenderingEnv:
     """``gymnasium.make(env_name, render_mode='rgb_array')`` run in a separate process
     that never imports TensorFlow, with the same ``reset``/``step``/``render``.

@@ -351,8 +351,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             environment's own time limit).
 
         logger_kwargs (dict): Keyword args for EpochLogger: ``output_dir``,
-            ``exp_name``, and ``tensorboard=True`` to also write TensorBoard
-            scalars to ``output_dir/tb/``.
+            ``exp_name``, ``tensorboard=True`` to also write TensorBoard
+            scalars to ``output_dir/tb/``, and ``video_freq=K`` for a video of
+            the deterministic policy every K epochs (``videos/epoch_<N>.mp4``).
 
         save_freq (int): Save every ``save_freq`` epochs: the current networks
             (``tf2_save/``, ``vars.pkl``) and the training checkpoint
@@ -499,6 +500,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             # The training checkpoint comes after the row: resuming never repeats or skips one.
             if saving:
                 checkpoint.save(t + 1, epoch, ep_ret, ep_len, time.time() - start_time)
+            logger.record_video(epoch, epoch == epochs, config["env_name"],
+                                lambda o: get_action(o, True), max_ep_len)
     return ac
 
 
