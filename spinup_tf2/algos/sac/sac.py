@@ -408,9 +408,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                                       ac_kwargs, normalizer)
     replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
 
-    var_counts = tuple(core.count_vars(m) for m in (ac.pi, ac.q1, ac.q2))
-    logger.log("\nNumber of parameters: \t pi: %d, \t q1: %d, \t q2: %d, \t total: %d\n"
-               % (var_counts + (sum(var_counts),)))
+    log_param_counts(logger, ac)
     sync_params(ac.trainable_variables + ac_targ.trainable_variables)
     pi_optimizer, q_optimizer = make_optimizers(ac, lr)
     tuner = make_tuner(tuner_args, env.action_space, lr)
@@ -503,6 +501,13 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             logger.record_video(epoch, epoch == epochs, config["env_name"],
                                 lambda o: get_action(o, True), max_ep_len)
     return ac
+
+
+def log_param_counts(logger: EpochLogger, ac) -> None:
+    """Print the number of parameters of pi, q1, q2 and in all, as Spinning Up does."""
+    var_counts = tuple(core.count_vars(m) for m in (ac.pi, ac.q1, ac.q2))
+    logger.log("\nNumber of parameters: \t pi: %d, \t q1: %d, \t q2: %d, \t total: %d\n"
+               % (var_counts + (sum(var_counts),)))
 
 
 def log_epoch(logger: EpochLogger, epoch: int, total_env_interacts: int, elapsed: float,
