@@ -29,8 +29,9 @@ setup(
         "mujoco": ["gymnasium[mujoco]>=1.0"],
         "mpi": ["mpi4py", "mpich"],
         "video": ["imageio", "imageio-ffmpeg", "gymnasium[classic-control]>=1.0"],
+        "export": ["tf2onnx", "onnxruntime", "ai-edge-litert"],
         "test": ["pytest", "pytest-xdist", "ruff", "gymnasium[mujoco]>=1.0", "mpi4py", "mpich",
                  "nbclient", "nbformat", "ipykernel", "imageio", "imageio-ffmpeg",
-                 "gymnasium[classic-control]>=1.0"],
+                 "gymnasium[classic-control]>=1.0", "tf2onnx", "onnxruntime", "ai-edge-litert"],
     },
 )

@@ -1,7 +1,7 @@
 """The command line: ``python -m spinup_tf2.run CMD [ARGS...]``.
 
-``CMD`` is ``sac`` / ``sac_tf2`` (launch a grid of experiments), ``plot`` or
-``test_policy``. Flags follow Spinning Up's grammar: several values after a
+``CMD`` is ``sac`` / ``sac_tf2`` (launch a grid of experiments), ``plot``,
+``test_policy`` or ``export``. Flags follow Spinning Up's grammar: several values after a
 flag make a grid, a bare flag is True, ``--key[sh]`` sets a shorthand, ``a:b``
 sets a nested key. Values are Python literals where they parse as such,
 names under ``tf``, ``keras`` or ``np`` (``tf.nn.relu``) resolve to those
@@ -19,7 +19,7 @@ from typing import Callable
 
 from spinup_tf2.algos.sac.checks import check_sac_args
 from spinup_tf2.user_config import DEFAULT_BACKEND, DEFAULT_DATA_DIR
-from spinup_tf2.utils import plot, test_policy
+from spinup_tf2.utils import export, plot, test_policy
 from spinup_tf2.utils.atomic_files import check_writable_dir
 from spinup_tf2.utils.errors import SpinupError, print_error
 from spinup_tf2.utils.lifetime import ignore_interrupts
@@ -355,6 +355,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "sac_tf2": lambda argv: run_algo("sac_tf2", argv),
     "plot": plot.main,
     "test_policy": test_policy.main,
+    "export": export.main,
 }
 VALID_CMDS = list(COMMANDS)
 

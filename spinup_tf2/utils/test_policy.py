@@ -47,13 +47,13 @@ def find_saves(fpath: str) -> dict:
     return saves
 
 
-def _no_model_error(fpath: str) -> SpinupError:
+def _no_model_error(fpath: str, cmd: str) -> SpinupError:
     runs = sorted(osp.relpath(root, fpath) for root, dirs, _ in os.walk(fpath)
                   if any(d.startswith("tf2_save") for d in dirs))
     if runs:
         return SpinupError(f"{fpath} holds no saved model itself, but these run directories "
                            f"below it do: {', '.join(runs[:10])}. Give one of them, e.g. "
-                           f"python -m spinup_tf2.run test_policy {osp.join(fpath, runs[0])}")
+                           f"python -m spinup_tf2.run {cmd} {osp.join(fpath, runs[0])}")
     return SpinupError(f"No saved model (tf2_save/) was found in {fpath}. Give the output "
                        f"directory of one run, e.g. data/exp_name/exp_name_s0, written by "
                        f"sac() with save_freq >= 1.")
@@ -86,23 +86,31 @@ def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, ren
         ``(env, get_action)``: ``env`` is None if it could not be restored;
         ``get_action(obs)`` maps one observation to one action (numpy).
     """
+    itr, folder = select_save(fpath, itr)
+    env = _load_env(fpath, itr, "rgb_array" if video else "human" if render else None,
+                    trust_pickle)
+    get_action = load_tf2_policy(folder, deterministic)
+    return env, get_action
+
+
+def select_save(fpath: str, itr="last", cmd: str = "test_policy") -> tuple:
+    """``(itr, folder)``: the SavedModel of a run directory that ``itr`` names
+    ('last', or the number N of a ``tf2_save<N>`` folder); ``itr`` is '' for
+    ``tf2_save``. Raises :class:`SpinupError` naming what the directory holds
+    (and the command, ``cmd``, to run on a run directory below it)."""
     if not osp.isdir(fpath):
         raise SpinupError(f"{fpath} is not a directory. Give the output directory of a run, "
                           f"e.g. data/exp_name/exp_name_s0.")
     saves = find_saves(fpath)
     if not saves:
-        raise _no_model_error(fpath)
+        raise _no_model_error(fpath, cmd)
     if itr == "last":
         numbered = [k for k in saves if k != ""]
         itr = max(numbered) if numbered else ""
     elif not isinstance(itr, int) or itr not in saves:
         raise SpinupError(f"There is no tf2_save{itr} in {fpath}; saved iterations: "
                           f"{sorted(str(k) if k != '' else 'tf2_save' for k in saves)}.")
-
-    env = _load_env(fpath, itr, "rgb_array" if video else "human" if render else None,
-                    trust_pickle)
-    get_action = load_tf2_policy(saves[itr], deterministic)
-    return env, get_action
+    return itr, saves[itr]
 
 
 def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
@@ -149,17 +157,7 @@ def load_tf2_policy(fpath: str, deterministic: bool = False):
     """``get_action(obs)`` from a SavedModel folder written by spinup_tf2."""
     tf = import_tensorflow()
     print("\n\nLoading from %s.\n\n" % fpath)
-    try:
-        model = tf.saved_model.load(fpath)
-    except Exception as err:  # TensorFlow raises several kinds for a damaged model
-        first = (str(err).strip().splitlines() or [""])[0][:200]
-        raise SpinupError(
-            f"The saved model in {fpath} cannot be loaded ({type(err).__name__}: {first}); "
-            f"saved_model.pb or variables/ is cut short or damaged. Try an earlier save "
-            f"with --itr N if the run kept numbered ones (save_freq), or train again.") from None
-    if not (hasattr(model, "pi") and hasattr(model, "mu")):
-        raise SpinupError(f"The saved model in {fpath} is not a spinup_tf2 policy (it has no "
-                          f"pi and mu functions).")
+    model = load_saved_model(fpath)
     if deterministic:
         print("Using deterministic action op.")
         action_fn = model.mu
@@ -173,6 +171,24 @@ def load_tf2_policy(fpath: str, deterministic: bool = False):
 
     get_action.model = model  # the loaded functions need the model (its variables) alive
     return get_action
+
+
+def load_saved_model(fpath: str):
+    """The SavedModel in the folder ``fpath`` (with its ``mu`` and ``pi``
+    functions), or a :class:`SpinupError` saying why it cannot be used."""
+    tf = import_tensorflow()
+    try:
+        model = tf.saved_model.load(fpath)
+    except Exception as err:  # TensorFlow raises several kinds for a damaged model
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        raise SpinupError(
+            f"The saved model in {fpath} cannot be loaded ({type(err).__name__}: {first}); "
+            f"saved_model.pb or variables/ is cut short or damaged. Try an earlier save "
+            f"with --itr N if the run kept numbered ones (save_freq), or train again.") from None
+    if not (hasattr(model, "pi") and hasattr(model, "mu")):
+        raise SpinupError(f"The saved model in {fpath} is not a spinup_tf2 policy (it has no "
+                          f"pi and mu functions).")
+    return model
 
 
 def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int = 100,

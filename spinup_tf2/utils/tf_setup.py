@@ -6,6 +6,7 @@ alone cannot silence them. We silence stderr only while ``import tensorflow``
 runs; an import error is still raised (and printed) normally.
 """
 
+import contextlib
 import os
 import sys
 
@@ -16,6 +17,20 @@ def import_tensorflow():
         return sys.modules["tensorflow"]
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     quiet = os.environ.get("SPINUP_TF2_SHOW_TF_LOGS", "0") in ("", "0")
+    with quiet_stderr(quiet):
+        import tensorflow as tf
+
+        set_threads(tf)
+        # Start the runtime now, while stderr is quiet: looking for GPUs prints
+        # a CUDA error on machines without one.
+        tf.config.list_logical_devices("CPU")
+    return tf
+
+
+@contextlib.contextmanager
+def quiet_stderr(quiet: bool = True):
+    """Send file descriptor 2 to /dev/null inside the block (C++ libraries write
+    there directly, past Python's ``sys.stderr``); a no-op if ``quiet`` is False."""
     saved_fd = None
     if quiet:
         try:
@@ -27,17 +42,11 @@ def import_tensorflow():
         except OSError:  # no real fd 2 (some notebook front-ends): nothing to hide
             saved_fd = None
     try:
-        import tensorflow as tf
-
-        set_threads(tf)
-        # Start the runtime now, while stderr is quiet: looking for GPUs prints
-        # a CUDA error on machines without one.
-        tf.config.list_logical_devices("CPU")
+        yield
     finally:
         if saved_fd is not None:
             os.dup2(saved_fd, 2)
             os.close(saved_fd)
-    return tf
 
 
 def set_threads(tf) -> None:

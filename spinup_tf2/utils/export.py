@@ -1,0 +1,241 @@
+"""Export a saved policy for use outside Python and TensorFlow:
+``python -m spinup_tf2.run export DIR --format onnx|tflite [--out PATH] [--itr N]``.
+
+What is exported is the deterministic policy, the SavedModel's ``mu``:
+observations in (float32, ``[batch, obs_dim]``, input ``obs``), actions out
+(output ``action``): float32 ``[batch, act_dim]`` for a continuous policy,
+the int64 argmax action index ``[batch]`` for a discrete one. A run trained
+with ``normalize_obs`` has its observation normalizer inside the exported
+graph, so the file takes raw observations, as the environment gives them.
+
+ONNX goes through ``tf2onnx``, TF Lite through TensorFlow's Lite converter.
+Every file is checked before it is reported: loaded with its own runtime
+(``onnxruntime``; LiteRT's interpreter, or TensorFlow's) and run on 100
+random observations against the SavedModel's ``mu``. The file is written
+under a temporary name and renamed when complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import os.path as osp
+import sys
+
+import numpy as np
+
+from spinup_tf2.utils.atomic_files import check_writable_dir
+from spinup_tf2.utils.errors import SpinupError, print_error
+from spinup_tf2.utils.test_policy import load_saved_model, select_save
+from spinup_tf2.utils.tf_setup import import_tensorflow, quiet_stderr
+
+FORMATS = {"onnx": ".onnx", "tflite": ".tflite"}
+ONNX_OPSET = 17
+CHECK_OBS = 100  # random observations each export is checked on
+EXTRA = ("pip install -e '.[export]' in a clone of spinup_tf2, or pip install tf2onnx "
+         "onnxruntime ai-edge-litert")
+
+
+def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
+                  itr="last") -> dict:
+    """Write the deterministic policy of a saved run as an ONNX or TF Lite file.
+
+    Args:
+        fpath (str): The output directory of one run (holding ``tf2_save/``).
+
+        fmt (str): ``'onnx'`` or ``'tflite'``; if None, taken from the suffix
+            of ``out``.
+
+        out (str): Where to write; default ``fpath/policy<itr>.onnx`` (or
+            ``.tflite``).
+
+        itr: ``'last'`` or the number N of a ``tf2_save<N>`` folder, as for
+            ``test_policy``.
+
+    Returns:
+        A dict: ``path``, ``format``, ``bytes``, ``obs_dim``, ``discrete``,
+        ``normalize_obs``, ``runtime`` (what checked it) and ``max_abs_diff``
+        (largest difference from the SavedModel's ``mu`` on 100 random
+        observations; for a discrete policy, the number of actions that
+        differ).
+    """
+    fmt = _check_format(fmt, out)
+    _check_extra(fmt)
+    itr, folder = select_save(fpath, itr, cmd="export")
+    if out is None:
+        out = osp.join(fpath, f"policy{itr}{FORMATS[fmt]}")
+    check_writable_dir(osp.dirname(osp.abspath(out)), f"--out {out!r}: the directory")
+    if osp.isdir(out):
+        raise SpinupError(f"--out {out!r} is a directory; give a file name ending in "
+                          f"{FORMATS[fmt]}.")
+
+    tf = import_tensorflow()
+    model = load_saved_model(folder)
+    obs_dim = int(model.mu.concrete_functions[0].structured_input_signature[0][0].shape[1])
+    sig = [tf.TensorSpec([None, obs_dim], tf.float32, name="obs")]
+    policy = tf.function(lambda obs: {"action": model.mu(obs)}, input_signature=sig)
+
+    data = _to_onnx(policy, sig) if fmt == "onnx" else _to_tflite(policy, model)
+    os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
+    tmp = out + ".partial"
+    try:
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as err:
+            raise SpinupError(f"--out {out!r} cannot be written ({err.strerror}); give a file "
+                              f"in a directory you can write in.") from None
+        obs = np.random.default_rng(0).normal(0.0, 3.0, size=(CHECK_OBS, obs_dim))
+        obs = obs.astype(np.float32)
+        runtime, actions = (_run_onnx if fmt == "onnx" else _run_tflite)(tmp, obs)
+        expected = model.mu(tf.constant(obs)).numpy()
+        discrete = expected.dtype.kind in "iu"
+        diff = (int(np.sum(actions != expected)) if discrete
+                else float(np.max(np.abs(actions - expected))))
+        if discrete and diff or not discrete and not diff <= 1e-5:
+            raise SpinupError(f"The {fmt} file does not reproduce the policy: on {CHECK_OBS} "
+                              f"random observations its actions differ from the SavedModel's "
+                              f"by {diff} ({runtime}). Nothing was written to {out}.")
+        os.replace(tmp, out)
+    finally:
+        if osp.exists(tmp):
+            os.remove(tmp)
+    return dict(path=out, format=fmt, bytes=len(data), obs_dim=obs_dim, discrete=discrete,
+                act_shape=list(expected.shape[1:]), dtype=str(expected.dtype),
+                normalize_obs=_normalizes(fpath), runtime=runtime, max_abs_diff=diff,
+                saved_model=folder)
+
+
+def _check_format(fmt: str | None, out: str | None) -> str:
+    suffix = osp.splitext(out)[1].lower() if out else ""
+    by_suffix = {v: k for k, v in FORMATS.items()}.get(suffix)
+    if fmt is None:
+        if by_suffix is None:
+            got = f"; --out {out!r} ends in neither" if out else ""
+            raise SpinupError(f"Give the format of the export: --format onnx or --format tflite "
+                              f"(or --out FILE ending in .onnx or .tflite){got}.")
+        return by_suffix
+    if fmt not in FORMATS:
+        raise SpinupError(f"--format {fmt!r} is not an export format; valid formats: "
+                          f"{', '.join(FORMATS)}.")
+    if out is not None and suffix != FORMATS[fmt]:
+        raise SpinupError(f"--out {out!r} does not end in {FORMATS[fmt]}, the suffix of "
+                          f"--format {fmt}; give a file name ending in {FORMATS[fmt]}.")
+    return fmt
+
+
+def _check_extra(fmt: str) -> None:
+    """The converter and the runtime that checks its file must be installed."""
+    import importlib.util
+
+    needs = ["tf2onnx", "onnxruntime"] if fmt == "onnx" else []
+    # find_spec, not import: tf2onnx imports TensorFlow, noisily, before import_tensorflow can.
+    missing = [name for name in needs if sys.modules.get(name, 0) is None
+               or name not in sys.modules and importlib.util.find_spec(name) is None]
+    if missing:
+        raise SpinupError(f"Exporting to {fmt} needs {' and '.join(missing)}, which "
+                          f"{'is' if len(missing) == 1 else 'are'} not installed. The optional "
+                          f"extra 'export' installs the converters and their runtimes: {EXTRA}.")
+
+
+def _to_onnx(policy, sig) -> bytes:
+    import tf2onnx
+
+    logging.getLogger("tf2onnx").setLevel(logging.ERROR)
+    with quiet_stderr():
+        proto, _ = tf2onnx.convert.from_function(policy, input_signature=sig, opset=ONNX_OPSET)
+    # Name the free batch dimension (tf2onnx leaves it as "unk__N").
+    for value in list(proto.graph.input) + list(proto.graph.output):
+        dims = value.type.tensor_type.shape.dim
+        if len(dims) and not dims[0].HasField("dim_value"):
+            dims[0].dim_param = "batch"
+    proto.producer_name = "spinup_tf2 (tf2onnx %s)" % tf2onnx.__version__
+    return proto.SerializeToString()
+
+
+def _to_tflite(policy, model) -> bytes:
+    tf = import_tensorflow()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions(
+        [policy.get_concrete_function()], model)
+    with quiet_stderr():
+        return converter.convert()
+
+
+def _run_onnx(path: str, obs: np.ndarray):
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return f"onnxruntime {ort.__version__}", session.run(["action"], {"obs": obs})[0]
+
+
+def _run_tflite(path: str, obs: np.ndarray):
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+
+        runtime = "LiteRT interpreter"
+    except ImportError:  # TensorFlow's own (deprecated) copy of it
+        Interpreter = import_tensorflow().lite.Interpreter
+        runtime = "TF Lite interpreter (TensorFlow)"
+    with quiet_stderr():
+        interpreter = Interpreter(model_path=path)
+        run = interpreter.get_signature_runner()
+        return runtime, run(obs=obs)["action"]
+
+
+def _normalizes(fpath: str) -> bool:
+    try:
+        with open(osp.join(fpath, "config.json")) as f:
+            return bool(json.load(f).get("normalize_obs", False))
+    except (OSError, ValueError):
+        return False
+
+
+def describe(result: dict) -> str:
+    """What the command line prints about an export (the dict ``export_policy`` returns)."""
+    kind = "ONNX (opset %d)" % ONNX_OPSET if result["format"] == "onnx" else "TF Lite"
+    act = ("int64 [batch] (the index of the most likely action)" if result["discrete"]
+           else f"{result['dtype']} [batch, {', '.join(map(str, result['act_shape']))}]")
+    check = (f"{CHECK_OBS - result['max_abs_diff']}/{CHECK_OBS} actions equal"
+             if result["discrete"] else f"max |difference| {result['max_abs_diff']:.2g}")
+    return "\n".join([
+        f"Wrote the deterministic policy of {result['saved_model']} to {result['path']}: "
+        f"{kind}, {result['bytes']:,} bytes.",
+        f"  input  'obs':    float32 [batch, {result['obs_dim']}], raw observations"
+        + (" (the run's observation normalizer is inside)" if result["normalize_obs"] else ""),
+        f"  output 'action': {act}",
+        f"Checked with {result['runtime']} against the SavedModel's mu on {CHECK_OBS} random "
+        f"observations: {check}.",
+    ])
+
+
+def main(argv=None) -> int:
+    """``export DIR --format onnx|tflite [--out PATH] [--itr N]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m spinup_tf2.run export",
+        description="Export the deterministic policy of a saved run as ONNX or TF Lite.")
+    parser.add_argument("fpath", help="the output directory of one run")
+    parser.add_argument("--format", "-f", dest="fmt", metavar="{onnx,tflite}",
+                        help="the file format (default: from the suffix of --out)")
+    parser.add_argument("--out", "-o", help="the file to write (default: DIR/policy.onnx or "
+                                            "DIR/policy.tflite)")
+    parser.add_argument("--itr", "-i", type=int, default=-1,
+                        help="export tf2_save<N> instead of the last save")
+    args = parser.parse_args(argv)
+    try:
+        result = export_policy(args.fpath, args.fmt, args.out,
+                               args.itr if args.itr >= 0 else "last")
+    except SpinupError as err:
+        print_error(err)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    print(describe(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
