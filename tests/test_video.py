@@ -110,3 +110,36 @@ def test_video_freq_flag_and_bad_values(tmp_path):
     with pytest.raises(SpinupError, match="video_freq=-1"):
         sac(lambda: gym.make("Pendulum-v1"), **TINY,
             logger_kwargs=dict(output_dir=str(tmp_path / "bad"), video_freq=-1))
+
+
+def test_mujoco_camera_follows_the_body():
+    """A runner stays in the picture: after each rendered step the camera looks at
+    the torso's x, which has moved. Run in a fresh process without TensorFlow (see
+    RenderingEnv for why MuJoCo's off-screen rendering needs one)."""
+    import subprocess
+    import sys
+
+    code = """if True:
+        import gymnasium as gym, numpy as np
+        from spinup_tf2.utils.video import render_following, use_headless_gl
+        use_headless_gl()
+        env = gym.make("HalfCheetah-v5", render_mode="rgb_array")
+        env.reset(seed=0)
+        first = render_following(env)
+        viewer = env.unwrapped.mujoco_renderer._viewers["rgb_array"]
+        x0 = float(viewer.cam.lookat[0])
+        rng = np.random.default_rng(0)
+        gaps = []
+        for _ in range(150):
+            env.step(rng.uniform(-1, 1, 6))
+            frame = render_following(env)
+            gaps.append(abs(viewer.cam.lookat[0] - env.unwrapped.data.xpos[1][0]))
+        print(first.shape, frame.shape, max(gaps), abs(env.unwrapped.data.xpos[1][0] - x0))
+    """
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, **NO_DISPLAY), timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.startswith("(480, 480, 3) (480, 480, 3)")
+    gap, moved = map(float, res.stdout.split()[-2:])
+    assert gap == 0.0  # the camera is on the torso at every frame
+    assert moved > 0.05  # and the torso went somewhere
