@@ -136,3 +136,12 @@ def test_missing_extra_names_it(runs):
 def test_export_policy_raises_for_bad_input(runs):
     with pytest.raises(SpinupError, match="not an export format"):
         export_policy(runs["pendulum"], "savedmodel")
+
+
+def test_bundled_halfcheetah_policy_exports(tmp_path):
+    """The policy README's examples use (data/benchmarks/.../sac-halfcheetah-v5_s50)."""
+    run = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                       "benchmarks", "sac-halfcheetah-v5", "sac-halfcheetah-v5_s50")
+    result = export_policy(run, out=str(tmp_path / "hc.onnx"))
+    assert (result["format"], result["obs_dim"], result["act_shape"]) == ("onnx", 17, [6])
+    assert result["max_abs_diff"] <= 1e-5
