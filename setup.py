@@ -30,8 +30,10 @@ setup(
         "mpi": ["mpi4py", "mpich"],
         "video": ["imageio", "imageio-ffmpeg", "gymnasium[classic-control]>=1.0"],
         "export": ["tf2onnx", "onnxruntime", "ai-edge-litert"],
+        "ray": ["ray>=2.9"],
         "test": ["pytest", "pytest-xdist", "ruff", "gymnasium[mujoco]>=1.0", "mpi4py", "mpich",
                  "nbclient", "nbformat", "ipykernel", "imageio", "imageio-ffmpeg",
-                 "gymnasium[classic-control]>=1.0", "tf2onnx", "onnxruntime", "ai-edge-litert"],
+                 "gymnasium[classic-control]>=1.0", "tf2onnx", "onnxruntime", "ai-edge-litert",
+                 "ray>=2.9"],
     },
 )

@@ -41,10 +41,13 @@ SUBSTITUTIONS = {"env": "env_name", "hid": "ac_kwargs:hidden_sizes",
 
 
 # Arguments of ExperimentGrid.run rather than of the algorithm.
-RUN_KEYS = ["num_cpu", "data_dir", "datestamp", "parallel", "oversubscribe"]
+RUN_KEYS = ["num_cpu", "data_dir", "datestamp", "parallel", "oversubscribe", "backend",
+            "ray_address", "ray_worker_dir"]
+# Run-level flags whose ExperimentGrid.run argument has another name.
+RUN_ARG_NAMES = {"ray_address": "address", "ray_worker_dir": "worker_dir"}
 
 # Flags whose values are always names, never parsed as Python.
-STRING_KEYS = {"exp_name", "env_name", "data_dir"}
+STRING_KEYS = {"exp_name", "env_name", "data_dir", "backend", "ray_address", "ray_worker_dir"}
 
 # The calls a flag value may make.
 SAFE_CALLS = {"dict": dict, "list": list, "tuple": tuple, "int": int, "float": float,
@@ -255,7 +258,7 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
             val = arg_dict.pop(k)
             if len(val) != 1:
                 raise SpinupError(f"You can only provide one value for {k}; got {val}.")
-            run_kwargs[k] = val[0]
+            run_kwargs[RUN_ARG_NAMES.get(k, k)] = val[0]
     check_writable_dir(run_kwargs.get("data_dir") or DEFAULT_DATA_DIR, "--data_dir")
 
     from spinup_tf2.utils.run_utils import ExperimentGrid
@@ -291,7 +294,8 @@ def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict
                 + (f"; did you mean {' or '.join('--' + c for c in close)}?" if close else ".")
                 + f" Its arguments are listed by python -m spinup_tf2.run {algo.__name__} "
                   f"--help, and the launcher's own flags are --cpu, --data_dir, --datestamp "
-                  f"(--dt), --parallel and --oversubscribe.")
+                  f"(--dt), --parallel, --oversubscribe, --backend, --ray_address and "
+                  f"--ray_worker_dir.")
         for key, value in variant.items():
             default = defaults.get(key)
             if value is True and not isinstance(default, bool) and default is not NOT_A_VALUE:

@@ -27,7 +27,7 @@ import sys
 import numpy as np
 
 from spinup_tf2.utils.atomic_files import check_writable_dir
-from spinup_tf2.utils.errors import SpinupError, print_error
+from spinup_tf2.utils.errors import SpinupError, is_installed, print_error
 from spinup_tf2.utils.test_policy import load_saved_model, select_save
 from spinup_tf2.utils.tf_setup import import_tensorflow, quiet_stderr
 
@@ -130,12 +130,8 @@ def _check_format(fmt: str | None, out: str | None) -> str:
 
 def _check_extra(fmt: str) -> None:
     """The converter and the runtime that checks its file must be installed."""
-    import importlib.util
-
     needs = ["tf2onnx", "onnxruntime"] if fmt == "onnx" else []
-    # find_spec, not import: tf2onnx imports TensorFlow, noisily, before import_tensorflow can.
-    missing = [name for name in needs if sys.modules.get(name, 0) is None
-               or name not in sys.modules and importlib.util.find_spec(name) is None]
+    missing = [name for name in needs if not is_installed(name)]
     if missing:
         raise SpinupError(f"Exporting to {fmt} needs {' and '.join(missing)}, which "
                           f"{'is' if len(missing) == 1 else 'are'} not installed. The optional "

@@ -534,7 +534,9 @@ class ExperimentGrid:
         return [_nest(c) for c in combos]
 
     def run(self, thunk, num_cpu: int | str = 1, data_dir: str | None = None,
-            datestamp: bool = False, parallel: int = 1, oversubscribe: bool = False) -> None:
+            datestamp: bool = False, parallel: int = 1, oversubscribe: bool = False,
+            backend: str = "local", address: str | None = None,
+            worker_dir: str | None = None) -> None:
         """Launch every variant with ``call_experiment``, one after another, or
         with ``parallel=K`` up to K at a time, each writing its output to
         ``<output_dir>/stdout.txt`` and the grid printing a line as each run
@@ -545,7 +547,25 @@ class ExperimentGrid:
         countdown of ``WAIT_BEFORE_LAUNCH`` seconds first. More processes than
         cores (``num_cpu`` x ``parallel``) are refused unless ``oversubscribe``
         (see :func:`resolve_num_cpu`).
+
+        ``backend='ray'`` runs each variant as a Ray task of ``num_cpu`` CPUs
+        instead, on the cluster at ``address`` (or ``RAY_ADDRESS``; else a
+        local one), with the same names and output directories; without a
+        shared filesystem, ``worker_dir`` is where the nodes write the runs
+        before they are copied back to ``data_dir`` (see
+        :mod:`spinup_tf2.utils.ray_backend`).
         """
+        if backend not in ("local", "ray"):
+            raise SpinupError(f"backend={backend!r} (--backend) is not a way to run a sweep; "
+                              f"valid: 'local' (this machine, --parallel K) or 'ray' (a Ray "
+                              f"cluster, --ray_address ADDR).")
+        if backend == "ray" and parallel != 1:
+            raise SpinupError(f"parallel={parallel} (--parallel) is for the local backend; on "
+                              f"Ray, as many variants run at once as the cluster has CPUs for. "
+                              f"Leave --parallel out.")
+        if backend == "local" and (address or worker_dir):
+            raise SpinupError("--ray_address and --ray_worker_dir (address, worker_dir) are for "
+                              "--backend ray (backend='ray'); add it, or leave them out.")
         self.print()
         variants = self.variants()
         names = sorted(set(self.variant_name(var) for var in variants))
@@ -553,7 +573,15 @@ class ExperimentGrid:
         print("\n" + colorize("Preparing to run the following experiments...", color="green",
                               bold=True) + "\n\n" + "\n".join(names) + "\n\n" + line)
         # Refuse a bad num_cpu or parallel before the countdown.
-        num_cpu = resolve_num_cpu(num_cpu, parallel, oversubscribe)
+        if backend == "ray":
+            from spinup_tf2.utils.ray_backend import check_ray_installed
+
+            check_ray_installed()
+            num_cpu = resolve_num_cpu(num_cpu, 1, oversubscribe=True)  # the cluster's CPUs count
+            data_dir = osp.abspath(data_dir or DEFAULT_DATA_DIR)  # the same path on every node
+            worker_dir = osp.abspath(worker_dir) if worker_dir else data_dir
+        else:
+            num_cpu = resolve_num_cpu(num_cpu, parallel, oversubscribe)
 
         if WAIT_BEFORE_LAUNCH > 0:
             print(colorize("\nLaunch delayed to give you a few seconds to review your "
@@ -569,6 +597,13 @@ class ExperimentGrid:
         for var in variants:
             exp_name = self.variant_name(var)
             fn = var.pop(thunk) if isinstance(thunk, str) else thunk
+            if backend == "ray":
+                cmd, worker_out = experiment_command(exp_name, fn, num_cpu=num_cpu,
+                                                     data_dir=worker_dir, datestamp=datestamp,
+                                                     verbose=False, **var)
+                out = osp.join(data_dir, osp.relpath(worker_out, worker_dir))
+                jobs.append((exp_name, cmd, worker_out, out))
+                continue
             cmd, out = experiment_command(exp_name, fn, num_cpu=num_cpu, data_dir=data_dir,
                                           datestamp=datestamp, verbose=parallel == 1, **var)
             if parallel == 1:
@@ -576,7 +611,12 @@ class ExperimentGrid:
             else:
                 jobs.append((exp_name, cmd, out))
         if jobs:
-            run_parallel(jobs, parallel)
-            roots = sorted({osp.dirname(out) for _, _, out in jobs})
+            if backend == "ray":
+                from spinup_tf2.utils.ray_backend import run_on_ray
+
+                run_on_ray(jobs, num_cpu, address)
+            else:
+                run_parallel(jobs, parallel)
+            roots = sorted({osp.dirname(job[-1]) for job in jobs})
             print("\nAll runs ended. Plot them with:\n\n" + colorize(
                 "python -m spinup_tf2.run plot " + " ".join(roots), "green") + "\n")

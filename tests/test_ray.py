@@ -1,0 +1,160 @@
+"""Sweeps on a real Ray cluster (`ray start --head` on 127.0.0.1 with 2 CPUs): the
+same runs as the local backend, a variant killed mid-run, runs copied back from
+a worker directory, Ctrl-C on the driver."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+from helpers import assert_clean_error, cli, rows
+
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
+
+LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}  # keep Ray on 127.0.0.1
+GRID = ["--env", "Pendulum-v1", "--exp_name", "rg", "--seed", "0", "10", "--lr", "0.001",
+        "0.0003", "--start_steps", "200", "--update_after", "100", "--num_test_episodes", "1",
+        "--batch_size", "32", "--hid", "[32,32]", "--max_ep_len", "100"]
+RUNS = ["rg_lr0-0003/rg_lr0-0003_s0", "rg_lr0-0003/rg_lr0-0003_s10", "rg_lr0-001/rg_lr0-001_s0",
+        "rg_lr0-001/rg_lr0-001_s10"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A Ray head node on 127.0.0.1 with 2 CPUs, stopped after the module's tests."""
+    port = free_port()
+    ray = os.path.join(os.path.dirname(sys.executable), "ray")
+    env = dict(os.environ, **LOOPBACK)
+    head = subprocess.Popen([ray, "start", "--head", "--block", "--node-ip-address", "127.0.0.1",
+                             "--port", str(port), "--num-cpus", "2", "--include-dashboard",
+                             "false", "--disable-usage-stats"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    address = f"127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while subprocess.run([ray, "status", "--address", address], env=env,
+                         capture_output=True).returncode != 0:
+        assert head.poll() is None and time.time() < deadline, "the Ray head did not start"
+        time.sleep(1)
+    yield address
+    head.send_signal(signal.SIGTERM)  # --block: the head stops its processes as it exits
+    head.wait(timeout=60)
+
+
+def sweep(*args, cwd=None, env=None):
+    return cli("sac", *GRID, *args, cwd=cwd, env=dict(LOOPBACK, **(env or {})), timeout=600)
+
+
+def test_ray_sweep_gives_the_runs_of_the_local_backend(cluster, tmp_path):
+    on_ray, local = tmp_path / "ray", tmp_path / "local"
+    res = sweep("--epochs", "2", "--steps_per_epoch", "400", "--data_dir", str(on_ray),
+                "--backend", "ray", "--ray_address", cluster)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    out = res.stdout
+    assert f"Ray cluster at {cluster}: 1 node(s), 2 CPUs; 4 variant(s) of 1 CPU(s) each." in out
+    for run in RUNS:
+        name = os.path.basename(run)
+        assert f"started  {name} on node 127.0.0.1" in out
+        assert f"finished {name} on node 127.0.0.1" in out
+        assert os.path.getsize(on_ray / run / "stdout.txt") > 0
+    assert "4 runs, 4 finished." in out
+
+    res = sweep("--epochs", "2", "--steps_per_epoch", "400", "--data_dir", str(local),
+                "--parallel", "2")
+    assert res.returncode == 0, res.stderr[-3000:]
+    found = sorted(os.path.relpath(root, on_ray) for root, _, files in os.walk(on_ray)
+                   if "progress.txt" in files)
+    assert found == RUNS
+    for run in RUNS:
+        header, ray_rows = rows(on_ray / run)
+        assert len(ray_rows) == 2 and (header, ray_rows) == rows(local / run)
+
+
+def test_a_killed_variant_is_reported_and_the_rest_finish_and_come_back(cluster, tmp_path):
+    """With --ray_worker_dir (no shared filesystem), runs are written there and
+    copied back to --data_dir whole; one variant's process is killed mid-run."""
+    data, work = tmp_path / "data", tmp_path / "worker"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spinup_tf2.run", "sac", *GRID, "--epochs", "3",
+         "--steps_per_epoch", "1000", "--data_dir", str(data), "--backend", "ray",
+         "--ray_address", cluster, "--ray_worker_dir", str(work)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0", **LOOPBACK))
+    victim = work / RUNS[0] / "stdout.txt"
+    deadline = time.time() + 180
+    pid = None
+    while pid is None:
+        assert time.time() < deadline and proc.poll() is None
+        text = victim.read_text() if victim.exists() else ""
+        lines = [ln for ln in text.splitlines() if "experiment process: pid" in ln]
+        if lines and "Epoch" in text:  # training has begun
+            pid = int(lines[0].split()[-1])
+        time.sleep(0.5)
+    os.kill(pid, signal.SIGKILL)
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 1, out[-3000:]
+    name = os.path.basename(RUNS[0])
+    assert f"FAILED (exit -9) {name} on node 127.0.0.1" in out
+    assert "4 runs, 3 finished, 1 FAILED:" in out
+    assert f"  {name}: see {data / RUNS[0] / 'stdout.txt'}" in out
+    for run in RUNS[1:]:
+        assert len(rows(data / run)[1]) == 3  # complete, copied back
+        assert rows(data / run) == rows(work / run)
+    assert "experiment process: pid" in (data / RUNS[0] / "stdout.txt").read_text()
+    assert not [p for p in os.listdir(data / "rg_lr0-001") if p.endswith(".partial")]
+
+
+def test_ctrl_c_on_the_driver_cancels_the_sweep(cluster, tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spinup_tf2.run", "sac", *GRID, "--epochs", "50",
+         "--steps_per_epoch", "1000", "--data_dir", str(tmp_path), "--backend", "ray",
+         "--ray_address", cluster],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0", **LOOPBACK))
+    logs = [tmp_path / run / "stdout.txt" for run in RUNS]
+    deadline = time.time() + 180
+    while sum("Epoch" in (p.read_text() if p.exists() else "") for p in logs) < 2:
+        assert time.time() < deadline and proc.poll() is None
+        time.sleep(0.5)
+    pids = [int(ln.split()[-1]) for p in logs if p.exists() for ln in p.read_text().splitlines()
+            if "experiment process: pid" in ln]
+    t0 = time.time()
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert time.time() - t0 < 30
+    assert proc.returncode == 130, out[-3000:]
+    assert "Interrupted: cancelled 4 variant(s) of the sweep" in out
+    assert "Traceback" not in out
+    time.sleep(2)
+    for pid in pids:  # the training processes are gone
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    # the runs that had started keep what they wrote: whole rows only (or none yet)
+    for p in logs:
+        progress = p.parent / "progress.txt"
+        if progress.exists() and progress.read_text():
+            header, table = rows(p.parent)
+            assert all(len(r) == len(header) - 1 for r in table)
+
+
+def test_ray_backend_errors(tmp_path):
+    base = ["--epochs", "1", "--data_dir", str(tmp_path)]
+    assert_clean_error(sweep(*base, "--backend", "slurm"), "'slurm'", "'local'", "'ray'")
+    assert_clean_error(sweep(*base, "--ray_address", "127.0.0.1:1"), "are for --backend ray")
+    assert_clean_error(sweep(*base, "--backend", "ray", "--parallel", "2"),
+                       "parallel=2 (--parallel) is for the local backend")
+    code = ("import sys; sys.modules['ray'] = None; from spinup_tf2.run import main; "
+            f"sys.exit(main(['run', 'sac', *{GRID!r}, '--data_dir', {str(tmp_path)!r}, "
+            "'--backend', 'ray']))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"))
+    assert_clean_error(res, "Ray is not installed", "[ray]")
+    assert not os.listdir(tmp_path)
