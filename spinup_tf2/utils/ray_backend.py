@@ -71,8 +71,12 @@ def run_on_ray(jobs: list, num_cpu: int, address: str | None = None) -> None:
         # when imported.)
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     check_ray_installed()
+    if address is not None:
+        _check_reachable(address)
     import ray
-    ray.init(address=address, include_dashboard=False, log_to_driver=False,
+
+    # "local": a new cluster for this sweep, never one that an earlier `ray start` left.
+    ray.init(address=address or "local", include_dashboard=False, log_to_driver=False,
              logging_level=logging.ERROR, configure_logging=True)
     try:
         cpus = [n["Resources"].get("CPU", 0) for n in ray.nodes() if n["Alive"]]
@@ -86,6 +90,26 @@ def run_on_ray(jobs: list, num_cpu: int, address: str | None = None) -> None:
         _sweep(ray, jobs, num_cpu)
     finally:
         ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse at once an address where no Ray head answers (Ray itself would
+    retry for minutes)."""
+    import socket
+
+    if "://" in address:  # ray:// client addresses: left to Ray
+        return
+    host, _, port = address.rpartition(":")
+    if not port.isdigit() or not host:
+        raise SpinupError(f"--ray_address {address!r} is not HOST:PORT; give the address "
+                          f"that `ray start --head` printed, e.g. 10.0.0.5:6379.")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as err:
+        raise SpinupError(f"No Ray cluster answers at {address} ({err.strerror or err}). Start "
+                          f"its head first (ray start --head --port {port}) or check the "
+                          f"address; leave --ray_address out (and RAY_ADDRESS unset) to run the "
+                          f"sweep on a local Ray instance started for it.") from None
 
 
 def _sweep(ray, jobs: list, num_cpu: int) -> None:
