@@ -18,10 +18,12 @@ import os.path as osp
 import sys
 import textwrap
 import warnings
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
+from spinup_tf2.utils.aggregate import iqm, stratified_bootstrap_ci
 from spinup_tf2.utils.errors import SpinupError, print_error
 from spinup_tf2.utils.logx import colorize
 
@@ -184,11 +186,31 @@ def reference_curves(env_name: str | None) -> pd.DataFrame | None:
     return ref if len(ref) else None
 
 
+def get_estimator(name: str) -> Callable:
+    """The function ``--est NAME`` names: ``iqm`` (interquartile mean), or a
+    numpy function such as mean, median, max, min (Spinning Up's names)."""
+    if name == "iqm":
+        return iqm
+    if not hasattr(np, name) or not callable(getattr(np, name)):
+        raise SpinupError(f"--est {name!r} is not an estimator; use iqm (interquartile mean) "
+                          f"or a numpy function: mean, median, max, min.")
+    return getattr(np, name)
+
+
+def _check_ci(ci, n_boot: int) -> None:
+    if ci is not None and not 0 < ci < 100:
+        raise SpinupError(f"--ci must be a confidence level in percent, between 0 and 100 "
+                          f"(e.g. 95); got {ci}.")
+    if n_boot < 1:
+        raise SpinupError(f"--n_boot must be a whole number >= 1; got {n_boot}.")
+
+
 def plot_data(data: list[pd.DataFrame], xaxis: str = "Epoch", value: str = "AverageEpRet",
               condition: str = "Condition1", smooth: int = 1, estimator: str = "mean",
-              reference: bool = False, ax=None):
+              reference: bool = False, ax=None, ci: float | None = None, n_boot: int = 2000):
     """Draw one value against xaxis on ``ax``: estimator over seeds with a
-    +-1 std band, one line per condition."""
+    +-1 std band (or, with ``ci``, a stratified-bootstrap confidence band of
+    the estimator, ``n_boot`` replicates, seeded), one line per condition."""
     import seaborn as sns
 
     for datum in data:
@@ -197,16 +219,12 @@ def plot_data(data: list[pd.DataFrame], xaxis: str = "Epoch", value: str = "Aver
             cols = [c for c in datum.columns if c not in ("Unit", "Condition1", "Condition2")]
             raise SpinupError(f"{datum.attrs.get('logdir', 'A run')} has no column "
                               f"{missing!r}. Columns there: {', '.join(cols)}.")
-    est = getattr(np, estimator)
-    frames = []
-    for datum in data:
-        datum = datum.copy()
-        if smooth > 1:
-            datum[value] = smooth_curve(datum[value].to_numpy(), smooth)
-        frames.append(datum)
-    frame = pd.concat(frames, ignore_index=True)
+    est = get_estimator(estimator)
+    frame = _smoothed(data, value, smooth)
 
     def band(vals):
+        if ci is not None:
+            return stratified_bootstrap_ci(np.asarray(vals), est, ci, n_boot, seed=0)
         centre, spread = est(vals), np.std(vals)
         return centre - spread, centre + spread
 
@@ -220,6 +238,52 @@ def plot_data(data: list[pd.DataFrame], xaxis: str = "Epoch", value: str = "Aver
         ax.ticklabel_format(style="sci", axis="x", scilimits=(0, 0))
     fit_legend(ax)  # and lays the figure out
     return ax
+
+
+def _smoothed(data: list[pd.DataFrame], value: str, smooth: int) -> pd.DataFrame:
+    """All runs in one frame, each run's ``value`` smoothed over ``smooth`` points."""
+    frames = []
+    for datum in data:
+        datum = datum.copy()
+        if smooth > 1:
+            datum[value] = smooth_curve(datum[value].to_numpy(), smooth)
+        frames.append(datum)
+    return pd.concat(frames, ignore_index=True)
+
+
+def aggregate_table(data: list[pd.DataFrame], steps: list, xaxis: str = "TotalEnvInteracts",
+                    value: str = "Performance", condition: str = "Condition1", smooth: int = 1,
+                    ci: float = 95.0, n_boot: int = 2000) -> str:
+    """A Markdown table: for each group (condition) and each x in ``steps``, the
+    IQM, mean and median over the group's runs of ``value`` (smoothed as the
+    plot is) at that x, and the stratified-bootstrap ``ci`` % interval of the
+    IQM. Each run gives its row whose x is nearest to the step."""
+    for datum in data:
+        if value not in datum.columns or xaxis not in datum.columns:
+            missing = value if value not in datum.columns else xaxis
+            raise SpinupError(f"{datum.attrs.get('logdir', 'A run')} has no column {missing!r}.")
+    lines = [f"| group | {xaxis} | runs | IQM | mean | median | IQM {ci:g} % CI |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for group in sorted({str(d[condition].iloc[0]) for d in data}):
+        runs = [d for d in data if str(d[condition].iloc[0]) == group]
+        runs = [_smoothed([d], value, smooth) for d in runs]
+        for step in steps:
+            at = []
+            for run in runs:
+                x = run[xaxis].to_numpy(dtype=float)
+                i = int(np.argmin(np.abs(x - step)))
+                if abs(x[i] - step) > max(np.diff(x).max(initial=0), 1):
+                    continue  # the run does not reach this step
+                at.append(float(run[value].iloc[i]))
+            if not at:
+                lines.append(f"| {group} | {step:g} | 0 | | | | |")
+                continue
+            scores = np.array(at)
+            low, high = stratified_bootstrap_ci(scores, iqm, ci, n_boot, seed=0)
+            lines.append(f"| {group} | {step:g} | {len(at)} | {iqm(scores):.1f} | "
+                         f"{np.mean(scores):.1f} | {np.median(scores):.1f} | "
+                         f"[{low:.1f}, {high:.1f}] |")
+    return "\n".join(lines)
 
 
 def fit_legend(ax, min_fontsize: float = 7.0) -> None:
@@ -278,15 +342,17 @@ def _free_name(stem: str, ext: str) -> str:
 
 def make_plots(all_logdirs, legend=None, xaxis="TotalEnvInteracts", values="Performance",
                count=False, font_scale=1.5, smooth=1, select=None, exclude=None,
-               estimator="mean", savefig=None, reference=False) -> list[str]:
+               estimator="mean", savefig=None, reference=False, ci=None,
+               n_boot=2000) -> list[str]:
     """Load the runs and draw one figure per value. Returns the files written
-    (with ``savefig``, or when there is no display to show them on)."""
+    (with ``savefig``, or when there is no display to show them on).
+    ``estimator`` 'iqm' is the interquartile mean; ``ci`` (a level in percent)
+    draws a stratified-bootstrap confidence band instead of +-1 std."""
     import matplotlib
     import matplotlib.pyplot as plt
 
-    if not hasattr(np, estimator) or not callable(getattr(np, estimator)):
-        raise SpinupError(f"--est {estimator!r} is not a numpy function; use e.g. mean, median, "
-                          f"max or min.")
+    get_estimator(estimator)
+    _check_ci(ci, n_boot)
     if smooth < 1:
         raise SpinupError(f"--smooth must be >= 1 (1 = no smoothing); got {smooth}.")
     data = get_all_datasets(all_logdirs, legend, select, exclude)
@@ -301,7 +367,8 @@ def make_plots(all_logdirs, legend=None, xaxis="TotalEnvInteracts", values="Perf
     for value in values:
         fig = plt.figure()
         plot_data(data, xaxis=xaxis, value=value, condition=condition, smooth=smooth,
-                  estimator=estimator, reference=reference, ax=fig.gca())
+                  estimator=estimator, reference=reference, ax=fig.gca(), ci=ci,
+                  n_boot=n_boot)
         path = None
         if savefig:
             stem, ext = osp.splitext(savefig)
@@ -331,7 +398,18 @@ def main(argv=None) -> int:
     parser.add_argument("--smooth", "-s", type=int, default=1)
     parser.add_argument("--select", nargs="*")
     parser.add_argument("--exclude", nargs="*")
-    parser.add_argument("--est", default="mean")
+    parser.add_argument("--est", default="mean",
+                        help="the line: iqm (interquartile mean) or a numpy function (mean, "
+                             "median, max, min)")
+    parser.add_argument("--ci", type=float, default=None, metavar="LEVEL",
+                        help="draw a stratified-bootstrap LEVEL %% confidence band of the "
+                             "estimator instead of +-1 std (e.g. --ci 95)")
+    parser.add_argument("--n_boot", type=int, default=2000,
+                        help="bootstrap replicates for --ci and --table (seeded)")
+    parser.add_argument("--table", type=float, nargs="+", metavar="STEPS",
+                        help="print, instead of plotting, IQM, mean, median and the IQM's "
+                             "confidence interval (--ci, default 95) of --value for each group "
+                             "at these x values")
     parser.add_argument("--savefig", default=None,
                         help="write the figure to this file (one file per --value, with the "
                              "value in its name) instead of opening a window")
@@ -343,9 +421,18 @@ def main(argv=None) -> int:
         if not args.logdir:
             raise SpinupError("Give at least one logdir: python -m spinup_tf2.run plot "
                               "data/exp_name [more logdirs] [--value ...].")
+        if args.table:
+            _check_ci(args.ci, args.n_boot)
+            data = get_all_datasets(args.logdir, args.legend, args.select, args.exclude)
+            for value in args.value if isinstance(args.value, list) else [args.value]:
+                print(aggregate_table(data, args.table, args.xaxis, value,
+                                      "Condition2" if args.count else "Condition1",
+                                      args.smooth, args.ci or 95.0, args.n_boot))
+            return 0
         make_plots(args.logdir, args.legend, args.xaxis, args.value, args.count,
                    smooth=args.smooth, select=args.select, exclude=args.exclude,
-                   estimator=args.est, savefig=args.savefig, reference=args.reference)
+                   estimator=args.est, savefig=args.savefig, reference=args.reference,
+                   ci=args.ci, n_boot=args.n_boot)
     except SpinupError as err:
         print_error(err)
         return 2
