@@ -14,7 +14,8 @@ from helpers import assert_clean_error, cli, rows
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
-LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}  # keep Ray on 127.0.0.1
+# Keep Ray on 127.0.0.1, and the test cluster and its drivers agreed on no token.
+LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled"}
 GRID = ["--env", "Pendulum-v1", "--exp_name", "rg", "--seed", "0", "10", "--lr", "0.001",
         "0.0003", "--start_steps", "200", "--update_after", "100", "--num_test_episodes", "1",
         "--batch_size", "32", "--hid", "[32,32]", "--max_ep_len", "100"]

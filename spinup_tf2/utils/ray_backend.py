@@ -73,11 +73,22 @@ def run_on_ray(jobs: list, num_cpu: int, address: str | None = None) -> None:
     check_ray_installed()
     if address is not None:
         _check_reachable(address)
+    if address is not None and "RAY_AUTH_MODE" not in os.environ and osp.exists(
+            osp.expanduser("~/.ray/auth_token")):
+        # The rule `ray start` follows on this machine: with a token there, the cluster
+        # asks for it, so the driver must send it. Ray reads this when imported.
+        os.environ["RAY_AUTH_MODE"] = "token"
     import ray
 
-    # "local": a new cluster for this sweep, never one that an earlier `ray start` left.
-    ray.init(address=address or "local", include_dashboard=False, log_to_driver=False,
-             logging_level=logging.ERROR, configure_logging=True)
+    try:
+        # "local": a new cluster for this sweep, never one an earlier `ray start` left.
+        ray.init(address=address or "local", include_dashboard=False, log_to_driver=False,
+                 logging_level=logging.ERROR, configure_logging=True)
+    except (ConnectionError, RuntimeError) as err:
+        raise SpinupError(f"Could not join the Ray cluster at {address or '(local)'}: {err}. "
+                          f"If the cluster uses token authentication, give this driver its "
+                          f"token (RAY_AUTH_TOKEN or ~/.ray/auth_token, RAY_AUTH_MODE=token); "
+                          f"if not, set RAY_AUTH_MODE=disabled.") from None
     try:
         cpus = [n["Resources"].get("CPU", 0) for n in ray.nodes() if n["Alive"]]
         if num_cpu > max(cpus, default=0):
