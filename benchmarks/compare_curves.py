@@ -1,6 +1,7 @@
 """Our MuJoCo learning curves against Spinning Up's published SAC curves.
 
     python benchmarks/compare_curves.py            # figures + table from data/benchmarks/
+    python benchmarks/compare_curves.py DIR        # ... from DIR (a copy of the finished runs)
 
 Spinning Up's curves (``spinup_tf2/data/spinningup_sac_curves.csv``) are test
 returns every 10k steps, each seed smoothed over an 11-point window, then
@@ -69,7 +70,9 @@ def main() -> int:
     import seaborn as sns
 
     ref = pd.read_csv(osp.join(REPO, "spinup_tf2", "data", "spinningup_sac_curves.csv"))
-    data_dir = osp.join(REPO, "data", "benchmarks")
+    # A finished copy of the runs may be given (e.g. `git archive HEAD data/benchmarks`
+    # unpacked elsewhere), so that runs still in progress here are left out.
+    data_dir = sys.argv[1] if len(sys.argv) > 1 else osp.join(REPO, "data", "benchmarks")
     sns.set_theme(style="darkgrid", font_scale=1.2)
     table = ["| env | steps | spinup_tf2 (mean ± sd, seeds) | Spinning Up PyTorch | "
              "Spinning Up TF1 | ours - PyTorch (± s.e.) | reading |",
