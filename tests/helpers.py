@@ -1,6 +1,7 @@
 """What several test modules share: a tiny SAC configuration and progress.txt readers."""
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -50,3 +51,10 @@ def assert_clean_error(res, *words):
     assert "Traceback" not in text, text
     for w in words:
         assert w in text, (w, text)
+
+
+def like_a_terminal():
+    """``preexec_fn`` for a process the tests send Ctrl-C (SIGINT) to: SIGINT at its
+    default, as under a terminal, even when pytest itself was started in the
+    background of a script (which ignores SIGINT, and children inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 import pytest
-from helpers import CLI_TINY, assert_clean_error, cli
+from helpers import CLI_TINY, assert_clean_error, cli, like_a_terminal
 
 # ------------------------------------------------------------------------------- Ctrl-C
 
@@ -22,7 +22,8 @@ def start_long_run(tmp_path, name, epochs_logged, output=subprocess.PIPE):
         [sys.executable, "-m", "spinup_tf2.run", "sac", "--env", "Pendulum-v1", "--exp_name",
          name, "--data_dir", str(tmp_path), "--epochs", "50", *CLI_TINY[2:], "--hid", "[16]"],
         stdout=output, stderr=output, text=True,
-        env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"), start_new_session=True)
+        env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"), start_new_session=True,
+        preexec_fn=like_a_terminal)
     progress = tmp_path / name / f"{name}_s0" / "progress.txt"
     deadline = time.time() + 180
     while not (progress.exists() and len(progress.read_text().splitlines()) > epochs_logged):

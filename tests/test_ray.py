@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from helpers import assert_clean_error, cli, rows
+from helpers import assert_clean_error, cli, like_a_terminal, rows
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
@@ -38,7 +38,8 @@ def cluster():
     head = subprocess.Popen([ray, "start", "--head", "--block", "--node-ip-address", "127.0.0.1",
                              "--port", str(port), "--num-cpus", "2", "--include-dashboard",
                              "false", "--disable-usage-stats"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=like_a_terminal)
     address = f"127.0.0.1:{port}"
     deadline = time.time() + 120
     while subprocess.run([ray, "status", "--address", address], env=env,
@@ -119,7 +120,8 @@ def test_ctrl_c_on_the_driver_cancels_the_sweep(cluster, tmp_path):
          "--steps_per_epoch", "1000", "--data_dir", str(tmp_path), "--backend", "ray",
          "--ray_address", cluster],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0", **LOOPBACK))
+        env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0", **LOOPBACK),
+        preexec_fn=like_a_terminal)
     logs = [tmp_path / run / "stdout.txt" for run in RUNS]
     deadline = time.time() + 180
     while sum("Epoch" in (p.read_text() if p.exists() else "") for p in logs) < 2:
