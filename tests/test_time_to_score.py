@@ -1,0 +1,59 @@
+"""benchmarks/time_to_score.py on hand-made curves and race results, worked out by hand."""
+
+import json
+import os
+import os.path as osp
+import subprocess
+import sys
+
+import numpy as np
+
+REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+
+
+def write_run(data_dir, seed, offset):
+    """A finished HalfCheetah-v5 run (88 epochs of 4,000 steps) whose test return is
+    steps / 10 + offset: linear, so an 11-point moving average leaves it unchanged
+    away from the ends."""
+    run = osp.join(data_dir, "sac-halfcheetah-v5", f"sac-halfcheetah-v5_s{seed}")
+    os.makedirs(run)
+    steps = np.arange(1, 89) * 4000
+    with open(osp.join(run, "progress.txt"), "w") as f:
+        f.write("Epoch\tTotalEnvInteracts\tAverageTestEpRet\n")
+        for e, t in enumerate(steps, 1):
+            f.write(f"{e}\t{t}\t{t / 10 + offset}\n")
+
+
+def test_time_to_score_by_hand(tmp_path):
+    """Seeds at steps/10 - 50 and steps/10 + 50 average to steps/10, which is 6,000 at
+    60k and 7,000 at 70k: the first 10k point at or above Spinning Up's 6,081 is 70k.
+    At 500 and 250 env steps/s (medians of the rows) that is 2.3 and 4.7 minutes."""
+    data = tmp_path / "data"
+    write_run(str(data), 0, -50.0)
+    write_run(str(data), 10, 50.0)
+    race = tmp_path / "race.jsonl"
+    rows = [("sbx", 240.0), ("ours", 500.0), ("sbx", 250.0), ("ours", 490.0), ("sbx", 999.0),
+            ("ours", 510.0)]
+    race.write_text("".join(json.dumps(dict(who=w, env_steps_per_s=v, updates_per_s=0.0)) + "\n"
+                            for w, v in rows))
+    out = subprocess.run([sys.executable, osp.join(REPO, "benchmarks", "time_to_score.py"),
+                          str(race), "--data_dir", str(data)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "score at 100,000 steps is 6,081" in out.stdout
+    assert "(2 seeds) reaches it at 70,000 env steps" in out.stdout
+    assert "| sbx | 250.0 (3) | 4.7 min | 2.00x |" in out.stdout
+    assert "| ours | 500.0 (3) | 2.3 min | 1.00x |" in out.stdout
+
+
+def test_time_to_score_never_reached(tmp_path):
+    """A curve that stays below the score says so and exits 1."""
+    data = tmp_path / "data"
+    write_run(str(data), 0, -40_000.0)
+    race = tmp_path / "race.jsonl"
+    race.write_text(json.dumps(dict(who="ours", env_steps_per_s=500.0)) + "\n")
+    out = subprocess.run([sys.executable, osp.join(REPO, "benchmarks", "time_to_score.py"),
+                          str(race), "--data_dir", str(data)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert "never reaches 6081" in out.stdout
