@@ -101,8 +101,10 @@ class ReplayBuffer:
         rng = np.random.default_rng() if rng is None else rng
         shape = (batch_size,) if n_batches is None else (n_batches, batch_size)
         idxs = rng.integers(0, self.size, size=shape)
-        return dict(obs=self.obs_buf[idxs], obs2=self.obs2_buf[idxs], act=self.act_buf[idxs],
-                    rew=self.rew_buf[idxs], done=self.done_buf[idxs])
+        # np.take gathers rows several times faster than fancy indexing, same values.
+        return {k: np.take(buf, idxs, axis=0) for k, buf in (
+            ("obs", self.obs_buf), ("obs2", self.obs2_buf), ("act", self.act_buf),
+            ("rew", self.rew_buf), ("done", self.done_buf))}
 
 
 def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs: dict,
