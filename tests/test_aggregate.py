@@ -81,3 +81,20 @@ def test_iqm_matches_the_definition(n):
     x = np.random.default_rng(n).normal(size=n)
     k = n // 4
     assert iqm(x) == pytest.approx(np.sort(x)[k:n - k].mean())
+
+
+def test_plot_a_progress_file_without_returns(tmp_path):
+    """A progress.txt from some other use of EpochLogger has neither return
+    column: its own columns plot, and the default value is a one-paragraph error."""
+    run = tmp_path / "other" / "other_s0"
+    run.mkdir(parents=True)
+    (run / "progress.txt").write_text(
+        "Epoch\tTotalEnvInteracts\tLoss\n1\t1000\t0.5\n2\t2000\t0.25\n")
+    fig = tmp_path / "loss.png"
+    res = cli("plot", str(tmp_path / "other"), "--value", "Loss", "--savefig", str(fig))
+    assert res.returncode == 0, res.stderr
+    assert fig.stat().st_size > 0
+    assert_clean_error(cli("plot", str(tmp_path / "other")), "no column 'Performance'",
+                       "has neither", "Loss", "--value")
+    assert_clean_error(cli("plot", str(tmp_path / "other"), "--table", "1000"),
+                       "no column 'Performance'")

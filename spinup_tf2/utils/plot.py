@@ -77,7 +77,7 @@ def get_datasets(logdir: str, condition: str | None = None) -> list[pd.DataFrame
     """Load every progress.txt under ``logdir`` as a DataFrame with the columns
     ``Unit`` (run number within its group), ``Condition1`` (legend, else
     exp_name), ``Condition2`` (``Condition1-<run index>``) and ``Performance``
-    (AverageTestEpRet, else AverageEpRet) added."""
+    (AverageTestEpRet, else AverageEpRet, if the run has either) added."""
     global exp_idx, units
     datasets = []
     for root, _, files in sorted(os.walk(logdir)):
@@ -106,11 +106,15 @@ def get_datasets(logdir: str, condition: str | None = None) -> list[pd.DataFrame
         if len(exp_data) == 0:
             print("Could not read from %s (no rows yet)" % osp.join(root, "progress.txt"))
             continue
-        performance = "AverageTestEpRet" if "AverageTestEpRet" in exp_data else "AverageEpRet"
         exp_data.insert(len(exp_data.columns), "Unit", unit)
         exp_data.insert(len(exp_data.columns), "Condition1", condition1)
         exp_data.insert(len(exp_data.columns), "Condition2", condition2)
-        exp_data.insert(len(exp_data.columns), "Performance", exp_data[performance])
+        # A progress.txt of some other logged program may have neither return
+        # column; plotting one of its own columns (--value) must still work.
+        for performance in ("AverageTestEpRet", "AverageEpRet"):
+            if performance in exp_data:
+                exp_data.insert(len(exp_data.columns), "Performance", exp_data[performance])
+                break
         exp_data.attrs["env_name"] = env_name
         exp_data.attrs["logdir"] = root
         datasets.append(exp_data)
@@ -205,6 +209,19 @@ def _check_ci(ci, n_boot: int) -> None:
         raise SpinupError(f"--n_boot must be a whole number >= 1; got {n_boot}.")
 
 
+def check_columns(data: list[pd.DataFrame], value: str, xaxis: str) -> None:
+    """Refuse, naming the run and its columns, a value or x axis some run lacks."""
+    for datum in data:
+        if value not in datum.columns or xaxis not in datum.columns:
+            missing = value if value not in datum.columns else xaxis
+            cols = [c for c in datum.columns if c not in ("Unit", "Condition1", "Condition2")]
+            why = (" (the default value: AverageTestEpRet, else AverageEpRet, and this run "
+                   "has neither)" if missing == "Performance" else "")
+            raise SpinupError(f"{datum.attrs.get('logdir', 'A run')} has no column "
+                              f"{missing!r}{why}. Columns there: {', '.join(cols)}; give one "
+                              f"with --value (or --xaxis).")
+
+
 def plot_data(data: list[pd.DataFrame], xaxis: str = "Epoch", value: str = "AverageEpRet",
               condition: str = "Condition1", smooth: int = 1, estimator: str = "mean",
               reference: bool = False, ax=None, ci: float | None = None, n_boot: int = 2000):
@@ -213,12 +230,7 @@ def plot_data(data: list[pd.DataFrame], xaxis: str = "Epoch", value: str = "Aver
     the estimator, ``n_boot`` replicates, seeded), one line per condition."""
     import seaborn as sns
 
-    for datum in data:
-        if value not in datum.columns or xaxis not in datum.columns:
-            missing = value if value not in datum.columns else xaxis
-            cols = [c for c in datum.columns if c not in ("Unit", "Condition1", "Condition2")]
-            raise SpinupError(f"{datum.attrs.get('logdir', 'A run')} has no column "
-                              f"{missing!r}. Columns there: {', '.join(cols)}.")
+    check_columns(data, value, xaxis)
     est = get_estimator(estimator)
     frame = _smoothed(data, value, smooth)
 
@@ -258,10 +270,7 @@ def aggregate_table(data: list[pd.DataFrame], steps: list, xaxis: str = "TotalEn
     IQM, mean and median over the group's runs of ``value`` (smoothed as the
     plot is) at that x, and the stratified-bootstrap ``ci`` % interval of the
     IQM. Each run gives its row whose x is nearest to the step."""
-    for datum in data:
-        if value not in datum.columns or xaxis not in datum.columns:
-            missing = value if value not in datum.columns else xaxis
-            raise SpinupError(f"{datum.attrs.get('logdir', 'A run')} has no column {missing!r}.")
+    check_columns(data, value, xaxis)
     lines = [f"| group | {xaxis} | runs | IQM | mean | median | IQM {ci:g} % CI |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for group in sorted({str(d[condition].iloc[0]) for d in data}):
