@@ -209,7 +209,7 @@ def _check_ci(ci, n_boot: int) -> None:
         raise SpinupError(f"--n_boot must be a whole number >= 1; got {n_boot}.")
 
 
-def check_columns(data: list[pd.DataFrame], value: str, xaxis: str) -> None:
+def _check_columns(data: list[pd.DataFrame], value: str, xaxis: str) -> None:
     """Refuse, naming the run and its columns, a value or x axis some run lacks."""
     for datum in data:
         if value not in datum.columns or xaxis not in datum.columns:
@@ -230,7 +230,7 @@ def plot_data(data: list[pd.DataFrame], xaxis: str = "Epoch", value: str = "Aver
     the estimator, ``n_boot`` replicates, seeded), one line per condition."""
     import seaborn as sns
 
-    check_columns(data, value, xaxis)
+    _check_columns(data, value, xaxis)
     est = get_estimator(estimator)
     frame = _smoothed(data, value, smooth)
 
@@ -270,7 +270,7 @@ def aggregate_table(data: list[pd.DataFrame], steps: list, xaxis: str = "TotalEn
     IQM, mean and median over the group's runs of ``value`` (smoothed as the
     plot is) at that x, and the stratified-bootstrap ``ci`` % interval of the
     IQM. Each run gives its row whose x is nearest to the step."""
-    check_columns(data, value, xaxis)
+    _check_columns(data, value, xaxis)
     lines = [f"| group | {xaxis} | runs | IQM | mean | median | IQM {ci:g} % CI |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for group in sorted({str(d[condition].iloc[0]) for d in data}):
