@@ -30,7 +30,7 @@ def main() -> int:
     import gymnasium as gym
 
     from spinup_tf2 import sac
-    from spinup_tf2.utils.errors import SpinupError, print_error
+    from spinup_tf2.errors import SpinupError, print_error
     from spinup_tf2.utils.run_utils import setup_logger_kwargs
 
     for seed in a.seed:

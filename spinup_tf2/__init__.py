@@ -29,6 +29,6 @@ def __getattr__(name):
 
 def tf_version() -> str:
     """The TensorFlow version in use."""
-    from spinup_tf2.utils.tf_setup import import_tensorflow
+    from spinup_tf2.tf_setup import import_tensorflow
 
     return import_tensorflow().__version__

@@ -11,7 +11,7 @@ from helpers import TINY, rows
 from spinup_tf2 import sac
 from spinup_tf2.algos.sac import core, fast_path
 from spinup_tf2.algos.sac import sac as sac_mod
-from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.errors import SpinupError
 
 
 def _alpha_after_updates(target_entropy, n=20):

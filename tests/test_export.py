@@ -13,8 +13,8 @@ from ai_edge_litert.interpreter import Interpreter
 from helpers import TINY, assert_clean_error, cli
 
 from spinup_tf2 import sac
-from spinup_tf2.utils.errors import SpinupError
-from spinup_tf2.utils.export import export_policy
+from spinup_tf2.errors import SpinupError
+from spinup_tf2.policy.export import export_policy
 
 RUNS = {"pendulum": ("Pendulum-v1", False), "pendulum_norm": ("Pendulum-v1", True),
         "cartpole": ("CartPole-v1", False), "cartpole_norm": ("CartPole-v1", True)}

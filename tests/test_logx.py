@@ -96,7 +96,7 @@ def test_save_state_warns_when_env_cannot_be_pickled(tmp_path, capsys):
     logger.save_state({"env": gym.make("Pendulum-v1"), "bad": (x for x in range(3))})
     assert "could not pickle state_dict" in capsys.readouterr().out
     assert not os.path.exists(tmp_path / "vars.pkl")
-    assert not os.path.exists(tmp_path / "vars.pkl.tmp")
+    assert not os.path.exists(tmp_path / "vars.tmp.pkl")
     logger.save_state({"env": gym.make("Pendulum-v1")}, itr=3)
     import joblib
     assert joblib.load(tmp_path / "vars3.pkl")["env"].spec.id == "Pendulum-v1"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from helpers import column
 
+from spinup_tf2.errors import SpinupError
 from spinup_tf2.utils import mpi_tools
-from spinup_tf2.utils.errors import SpinupError
 from spinup_tf2.utils.mpi_tools import find_mpirun
 
 MPIRUN = find_mpirun()

@@ -10,7 +10,7 @@ from helpers import TINY
 
 from spinup_tf2 import sac
 from spinup_tf2.algos.sac import core, fast_path
-from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.errors import SpinupError
 
 
 def test_normalizer_matches_numpy_statistics():

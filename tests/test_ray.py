@@ -111,7 +111,7 @@ def test_a_killed_variant_is_reported_and_the_rest_finish_and_come_back(cluster,
         assert len(rows(data / run)[1]) == 3  # complete, copied back
         assert rows(data / run) == rows(work / run)
     assert "experiment process: pid" in (data / RUNS[0] / "stdout.txt").read_text()
-    assert not [p for p in os.listdir(data / "rg_lr0-001") if p.endswith(".partial")]
+    assert not [p for p in os.listdir(data / "rg_lr0-001") if ".tmp" in p]
 
 
 def test_ctrl_c_on_the_driver_cancels_the_sweep(cluster, tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from helpers import TINY, rows
 
 from spinup_tf2 import sac
-from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.errors import SpinupError
 
 
 @pytest.mark.parametrize("normalize_obs", [False, True])

@@ -9,7 +9,7 @@ import pytest
 from spinup_tf2.algos.sac import core, fast_path
 from spinup_tf2.algos.sac import sac as sac_mod
 from spinup_tf2.algos.sac.checks import check_sac_args, check_spaces
-from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.errors import SpinupError
 
 tf = sac_mod.tf
 

@@ -9,7 +9,7 @@ import pytest
 from helpers import TINY, assert_clean_error, cli, rows
 
 from spinup_tf2 import sac
-from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.errors import SpinupError
 from spinup_tf2.utils.test_policy import load_policy_and_env, run_policy
 
 NO_DISPLAY = {"DISPLAY": "", "WAYLAND_DISPLAY": ""}
@@ -92,8 +92,8 @@ def test_videos_during_training_change_no_number(tmp_path):
     run's numbers are those of the same run without videos."""
     kw = dict(TINY, epochs=2, max_ep_len=60)
     with_video, without = str(tmp_path / "with"), str(tmp_path / "without")
-    sac(lambda: gym.make("Pendulum-v1"), **kw,
-        logger_kwargs=dict(output_dir=with_video, video_freq=1))
+    sac(lambda: gym.make("Pendulum-v1"), **kw, video_freq=1,
+        logger_kwargs=dict(output_dir=with_video))
     sac(lambda: gym.make("Pendulum-v1"), **kw, logger_kwargs=dict(output_dir=without))
     assert sorted(os.listdir(os.path.join(with_video, "videos"))) == ["epoch_1.mp4",
                                                                       "epoch_2.mp4"]
@@ -113,8 +113,17 @@ def test_video_freq_flag_and_bad_values(tmp_path):
     assert sorted(os.listdir(tmp_path / "v" / "v_s0" / "videos")) == ["epoch_1.mp4"]
     assert "Video of epoch 1:" in res.stdout
     with pytest.raises(SpinupError, match="video_freq=-1"):
+        sac(lambda: gym.make("Pendulum-v1"), **TINY, video_freq=-1,
+            logger_kwargs=dict(output_dir=str(tmp_path / "bad")))
+    # The launcher refuses it before anything launches (no experiment process, no directory).
+    res = cli("sac", "--env", "Pendulum-v1", "--exp_name", "w", "--data_dir", str(tmp_path),
+              "--video_freq", "1.5")
+    assert_clean_error(res, "video_freq=1.5")
+    assert "Running experiment" not in res.stdout and not (tmp_path / "w").exists()
+    # 0.1's spelling, logger_kwargs=dict(video_freq=...), still works, with a note.
+    with pytest.raises(SpinupError, match="video_freq=-2"):
         sac(lambda: gym.make("Pendulum-v1"), **TINY,
-            logger_kwargs=dict(output_dir=str(tmp_path / "bad"), video_freq=-1))
+            logger_kwargs=dict(output_dir=str(tmp_path / "bad"), video_freq=-2))
 
 
 def test_mujoco_camera_follows_the_body():
@@ -126,7 +135,7 @@ def test_mujoco_camera_follows_the_body():
 
     code = """if True:
         import gymnasium as gym, numpy as np
-        from spinup_tf2.utils.video import render_following, use_headless_gl
+        from spinup_tf2.policy.video import render_following, use_headless_gl
         use_headless_gl()
         env = gym.make("HalfCheetah-v5", render_mode="rgb_array")
         env.reset(seed=0)

@@ -19,30 +19,10 @@ import warnings
 import joblib
 import numpy as np
 
-from spinup_tf2.utils.atomic_files import (
-    fresh_tmp_dir,
-    replace_dir_atomically,
-    write_text_atomically,
-)
-from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2 import rundir
+from spinup_tf2.errors import SpinupError, color2num, colorize  # noqa: F401  (Spinning Up's names)
 from spinup_tf2.utils.mpi_tools import mpi_statistics_scalar, proc_id
 from spinup_tf2.utils.serialization_utils import convert_json
-
-color2num = dict(gray=30, red=31, green=32, yellow=33, blue=34, magenta=35, cyan=36, white=37,
-                 crimson=38)
-
-
-def colorize(string: str, color: str, bold: bool = False, highlight: bool = False) -> str:
-    """``string`` wrapped in the ANSI escape codes for ``color`` (see
-    ``color2num``), optionally bold and/or as a background highlight."""
-    attr = []
-    num = color2num[color]
-    if highlight:
-        num += 10
-    attr.append(str(num))
-    if bold:
-        attr.append("1")
-    return "\x1b[%sm%s\x1b[0m" % (";".join(attr), string)
 
 
 class Logger:
@@ -51,7 +31,7 @@ class Logger:
 
     def __init__(self, output_dir: str | None = None, output_fname: str | None = "progress.txt",
                  exp_name: str | None = None, tensorboard: bool = False,
-                 append_after: int | None = None, overwrite: bool = False, video_freq: int = 0):
+                 append_after: int | None = None):
         """Open the output directory and progress.txt.
 
         Args:
@@ -74,27 +54,7 @@ class Logger:
             append_after (int): Continue an existing progress.txt: keep its
                 header and its first ``append_after`` rows, drop any later
                 ones, and append (used to resume a run).
-
-            overwrite (bool): Whether a run may replace an earlier run in
-                ``output_dir``. ``sac()`` refuses such a directory without it
-                (see :func:`spinup_tf2.utils.checkpoint.check_output_dir`); the
-                Logger itself, as Spinning Up's, warns and starts progress.txt
-                afresh either way.
-
-            video_freq (int): Every ``video_freq`` epochs (and after the last),
-                :meth:`record_video` writes one episode of the deterministic
-                policy to ``output_dir/videos/epoch_<N>.mp4``. 0 (the default)
-                records nothing and costs nothing. Needs the ``video`` extra.
         """
-        if not (isinstance(video_freq, int) and not isinstance(video_freq, bool)
-                and video_freq >= 0):
-            raise SpinupError(f"video_freq={video_freq!r} (--video_freq): give a whole number "
-                              f"of epochs >= 1 between videos, or 0 for none.")
-        if video_freq:
-            from spinup_tf2.utils.video import check_video_path
-
-            check_video_path(osp.join(output_dir or ".", "videos", "epoch_1.mp4"))
-        self.video_freq = video_freq
         self.output_dir = None
         self.output_file = None
         self.first_row = True
@@ -114,24 +74,21 @@ class Logger:
                 raise SpinupError(f"Cannot make the output directory {self.output_dir} "
                                   f"({err.strerror}). Give a directory you can write in "
                                   f"(output_dir, or --data_dir).") from None
-            path = osp.join(self.output_dir, output_fname)
-            if append_after is not None and osp.exists(path):
-                with open(path) as f:
-                    lines = f.read().splitlines(keepends=True)
-                kept = [ln for ln in lines[:1 + append_after] if ln.endswith("\n")]
-                write_text_atomically(path, "".join(kept))
-                if kept:
-                    self.log_headers = kept[0].rstrip("\n").split("\t")
-                    self.first_row = False
-                    self.rows_written = len(kept) - 1
-            self.output_file = open(path, "a" if append_after is not None else "w")
+            if output_fname == rundir.PROGRESS:
+                self.output_file, header, self.rows_written = rundir.open_progress(
+                    self.output_dir, append_after)
+            else:  # another name: Spinning Up's Logger writes it afresh
+                self.output_file, header = open(osp.join(self.output_dir, output_fname), "w"), None
+            if header:
+                self.log_headers, self.first_row = header, False
             atexit.register(self.output_file.close)
             print(colorize("Logging data to %s" % self.output_file.name, "green", bold=True))
             if tensorboard:
-                from spinup_tf2.utils.tf_setup import import_tensorflow
+                from spinup_tf2.tf_setup import import_tensorflow
 
                 tf = import_tensorflow()
-                self.tb_writer = tf.summary.create_file_writer(osp.join(self.output_dir, "tb"))
+                self.tb_writer = tf.summary.create_file_writer(
+                    osp.join(self.output_dir, rundir.TENSORBOARD))
 
     def log(self, msg: str, color: str = "green") -> None:
         """Print a colorized message to stdout (rank 0 only)."""
@@ -176,7 +133,7 @@ class Logger:
             print(colorize("Saving config:\n", color="cyan", bold=True))
             print(output)
             if self.output_dir is not None:
-                write_text_atomically(osp.join(self.output_dir, "config.json"), output)
+                rundir.write_text(osp.join(self.output_dir, rundir.CONFIG), output)
 
     def save_state(self, state_dict: dict, itr: int | None = None) -> None:
         """Pickle ``state_dict`` (usually ``{'env': env}``) to vars.pkl and
@@ -189,40 +146,15 @@ class Logger:
         """
         if proc_id() != 0 or self.output_dir is None:
             return
-        fname = "vars.pkl" if itr is None else "vars%d.pkl" % itr
-        path = osp.join(self.output_dir, fname)
+        path = rundir.vars_path(self.output_dir, itr)
         try:
-            with warnings.catch_warnings():
+            with rundir.atomic_file(path) as tmp, warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                joblib.dump(state_dict, path + ".tmp")
-            os.replace(path + ".tmp", path)
+                joblib.dump(state_dict, tmp)
         except Exception:
-            if osp.exists(path + ".tmp"):
-                os.remove(path + ".tmp")
             self.log("Warning: could not pickle state_dict.", color="red")
         if hasattr(self, "tf2_saver_module"):
             self._tf2_save(itr)
-
-    def record_video(self, epoch: int, last: bool, env_name: str | None, get_action,
-                     max_ep_len: int) -> None:
-        """With ``video_freq``, after every ``video_freq``-th epoch and the ``last``
-        one: one episode of ``get_action`` (deterministic) on a fresh ``env_name``
-        environment, written to ``videos/epoch_<epoch>.mp4``. The environment runs
-        in its own process, so training's environments and random numbers are
-        untouched."""
-        if not self.video_freq or self.output_dir is None:
-            return
-        if not (epoch % self.video_freq == 0 or last):
-            return
-        if not env_name:
-            raise SpinupError("video_freq needs an environment registered with gymnasium "
-                              "(config.json's env_name), to render it in another process.")
-        from spinup_tf2.utils.video import record_episode
-
-        path = osp.join(self.output_dir, "videos", f"epoch_{epoch}.mp4")
-        ep_ret, ep_len = record_episode(env_name, get_action, path, max_ep_len)
-        print(f"Video of epoch {epoch}: {path} (return {ep_ret:.1f}, {ep_len} steps)",
-              flush=True)
 
     def setup_tf2_saver(self, module) -> None:
         """Set up the model that ``save_state`` writes as a TensorFlow SavedModel.
@@ -239,11 +171,9 @@ class Logger:
         """Write the SavedModel to ``tf2_save/`` (or ``tf2_save<itr>/``)."""
         import tensorflow as tf  # imported by the caller already; kept local for light imports
 
-        fpath = osp.join(self.output_dir, "tf2_save" + ("%d" % itr if itr is not None else ""))
-        tmp = fresh_tmp_dir(fpath)
         module = self.tf2_saver_module
-        tf.saved_model.save(module, tmp, signatures=module.export_signatures())
-        replace_dir_atomically(tmp, fpath)
+        with rundir.atomic_dir(rundir.tf2_save_dir(self.output_dir, itr)) as tmp:
+            tf.saved_model.save(module, tmp, signatures=module.export_signatures())
 
     def dump_tabular(self) -> None:
         """Print the current row as a table and append it to progress.txt

@@ -8,8 +8,8 @@ from typing import Callable
 
 import numpy as np
 
+from spinup_tf2.tf_setup import tf_variables
 from spinup_tf2.utils.mpi_tools import _get_comm, broadcast, num_procs
-from spinup_tf2.utils.tf_setup import tf_variables
 
 
 def sync_params(variables) -> None:

@@ -60,7 +60,7 @@ def mpi_fork(n: int) -> None:
     env = os.environ.copy()
     env.update(MKL_NUM_THREADS="1", OMP_NUM_THREADS="1", IN_MPI="1")
     args = [mpirun, "-np", str(n), sys.executable] + sys.argv
-    from spinup_tf2.utils.lifetime import die_with_parent
+    from spinup_tf2.lifetime import die_with_parent
 
     # mpirun ends with this process, and takes the ranks it started with it.
     subprocess.check_call(args, env=env, preexec_fn=die_with_parent)

@@ -11,8 +11,6 @@ says where.
 from __future__ import annotations
 
 import argparse
-import io
-import json
 import os
 import os.path as osp
 import sys
@@ -23,9 +21,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from spinup_tf2 import rundir
+from spinup_tf2.errors import SpinupError, cli_main, colorize
 from spinup_tf2.utils.aggregate import iqm, stratified_bootstrap_ci
-from spinup_tf2.utils.errors import SpinupError, print_error
-from spinup_tf2.utils.logx import colorize
 
 DIV_LINE_WIDTH = 50
 REFERENCE_CSV = osp.join(osp.dirname(osp.dirname(osp.abspath(__file__))), "data",
@@ -52,25 +50,9 @@ def smooth_curve(y: np.ndarray, k: int) -> np.ndarray:
 
 
 def read_progress(path: str) -> pd.DataFrame:
-    """A progress.txt as a DataFrame, without the rows that are not whole: a last
-    line cut short (no newline: the run was writing it when it stopped or was
-    copied) or a row with the wrong number of fields. Each skipped row is named
-    in a warning."""
-    with open(path) as f:
-        lines = f.read().split("\n")
-    header, body, tail = lines[0], lines[1:-1], lines[-1] if len(lines) > 1 else ""
-    n_fields = len(header.split("\t"))
-    rows = []
-    for i, line in enumerate(body, start=2):
-        if line and len(line.split("\t")) != n_fields:
-            print(colorize(f"Warning: skipped line {i} of {path}: it has "
-                           f"{len(line.split(chr(9)))} fields, the header {n_fields}.", "yellow"))
-        elif line:
-            rows.append(line)
-    if tail:
-        print(colorize(f"Warning: skipped the last line of {path}: it was cut mid-line (the "
-                       f"run was writing it, or the file was cut short).", "yellow"))
-    return pd.read_table(io.StringIO("\n".join([header] + rows) + "\n"))
+    """The progress.txt at ``path`` as a DataFrame, whole rows only (see
+    :func:`spinup_tf2.rundir.read_progress`)."""
+    return rundir.read_progress(osp.dirname(path))
 
 
 def get_datasets(logdir: str, condition: str | None = None) -> list[pd.DataFrame]:
@@ -81,15 +63,12 @@ def get_datasets(logdir: str, condition: str | None = None) -> list[pd.DataFrame
     global exp_idx, units
     datasets = []
     for root, _, files in sorted(os.walk(logdir)):
-        if "progress.txt" not in files:
+        if rundir.PROGRESS not in files:
             continue
-        exp_name, env_name = None, None
-        try:
-            with open(osp.join(root, "config.json")) as f:
-                config = json.load(f)
-            exp_name, env_name = config.get("exp_name"), config.get("env_name")
-        except (OSError, ValueError):
+        config = rundir.read_config(root)
+        if config is None:
             print("No file named config.json")
+        exp_name, env_name = (config or {}).get("exp_name"), (config or {}).get("env_name")
         condition1 = condition or exp_name or "exp"
         condition2 = condition1 + "-" + str(exp_idx)
         exp_idx += 1
@@ -99,7 +78,7 @@ def get_datasets(logdir: str, condition: str | None = None) -> list[pd.DataFrame
         units[condition1] += 1
 
         try:
-            exp_data = read_progress(osp.join(root, "progress.txt"))
+            exp_data = rundir.read_progress(root)
         except (OSError, ValueError, pd.errors.EmptyDataError):
             print("Could not read from %s" % osp.join(root, "progress.txt"))
             continue
@@ -426,7 +405,8 @@ def main(argv=None) -> int:
                         help="overlay Spinning Up's published SAC curves for the runs' MuJoCo "
                              "environment")
     args = parser.parse_args(argv)
-    try:
+
+    def command():
         if not args.logdir:
             raise SpinupError("Give at least one logdir: python -m spinup_tf2.run plot "
                               "data/exp_name [more logdirs] [--value ...].")
@@ -442,10 +422,8 @@ def main(argv=None) -> int:
                    smooth=args.smooth, select=args.select, exclude=args.exclude,
                    estimator=args.est, savefig=args.savefig, reference=args.reference,
                    ci=args.ci, n_boot=args.n_boot)
-    except SpinupError as err:
-        print_error(err)
-        return 2
-    return 0
+
+    return cli_main(command)
 
 
 if __name__ == "__main__":

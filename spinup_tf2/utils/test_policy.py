@@ -1,194 +1,27 @@
 """Load a trained policy and run it: ``python -m spinup_tf2.run test_policy DIR``.
 
-The policy comes from the run's SavedModel (``tf2_save/``); the environment
-is rebuilt from the ``env_name`` in ``config.json``. ``vars.pkl`` (the pickled
-environment) is read only when asked for (``--trust_vars_pkl``): unpickling
-runs code from the file, so only for run directories you trust. Without a
-display, episodes run without rendering. Nothing is written to disk.
+Spinning Up's ``test_policy``: :func:`run_policy` and the command. Loading lives in
+:mod:`spinup_tf2.policy.load` (imported here under Spinning Up's names), videos in
+:mod:`spinup_tf2.policy.video`. Without a display, episodes run without rendering.
+Nothing is written to disk but an asked-for video.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import os
-import os.path as osp
 import sys
 import time
-import warnings
 
-import joblib
-
-from spinup_tf2.utils.atomic_files import existing_checkpoint_dir
-from spinup_tf2.utils.errors import SpinupError, print_error
-from spinup_tf2.utils.logx import EpochLogger
-from spinup_tf2.utils.tf_setup import import_tensorflow
-from spinup_tf2.utils.video import (
-    RenderingEnv,
-    VideoRecorder,
-    check_video_path,
-    has_display,
-    render_frame,
+from spinup_tf2.errors import SpinupError, cli_main
+from spinup_tf2.policy.load import (  # noqa: F401  (Spinning Up's import path)
+    load_policy_and_env,
+    load_saved_model,
+    load_tf2_policy,
 )
-
-
-def find_saves(fpath: str) -> dict:
-    """``{itr: folder}`` of the SavedModels in a run directory; itr is '' for
-    ``tf2_save`` and the number for ``tf2_save<N>``."""
-    saves = {}
-    for entry in os.listdir(fpath):
-        name = entry[:-4] if entry.endswith(".old") else entry
-        if name.startswith("tf2_save") and (name == "tf2_save" or name[8:].isdigit()):
-            itr = name[8:]
-            folder = existing_checkpoint_dir(osp.join(fpath, name))
-            if folder is not None:
-                saves[int(itr) if itr else ""] = folder
-    return saves
-
-
-def _no_model_error(fpath: str, cmd: str) -> SpinupError:
-    runs = sorted(osp.relpath(root, fpath) for root, dirs, _ in os.walk(fpath)
-                  if any(d.startswith("tf2_save") for d in dirs))
-    if runs:
-        return SpinupError(f"{fpath} holds no saved model itself, but these run directories "
-                           f"below it do: {', '.join(runs[:10])}. Give one of them, e.g. "
-                           f"python -m spinup_tf2.run {cmd} {osp.join(fpath, runs[0])}")
-    return SpinupError(f"No saved model (tf2_save/) was found in {fpath}. Give the output "
-                       f"directory of one run, e.g. data/exp_name/exp_name_s0, written by "
-                       f"sac() with save_freq >= 1.")
-
-
-def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, render: bool = False,
-                        trust_pickle: bool = False, video: bool = False):
-    """The environment and the policy of a finished (or interrupted) run.
-
-    Args:
-        fpath (str): The output directory of one run.
-
-        itr: 'last' (the newest ``tf2_save<N>``, or ``tf2_save``) or the
-            number N of a ``tf2_save<N>`` folder.
-
-        deterministic (bool): Act with the mean action (``mu``) instead of
-            sampling (``pi``).
-
-        render (bool): Make the env (if rebuilt) with ``render_mode='human'``.
-
-        trust_pickle (bool): Load the environment from ``vars<itr>.pkl`` when
-            it is there, instead of rebuilding it from config.json. Unpickling
-            runs code from the file: only for run directories you trust.
-
-        video (bool): Make the env with ``render_mode='rgb_array'``, for
-            ``run_policy(..., video=PATH)`` (rebuilt from config.json; without
-            a display, MuJoCo renders through EGL).
-
-    Returns:
-        ``(env, get_action)``: ``env`` is None if it could not be restored;
-        ``get_action(obs)`` maps one observation to one action (numpy).
-    """
-    itr, folder = select_save(fpath, itr)
-    env = _load_env(fpath, itr, "rgb_array" if video else "human" if render else None,
-                    trust_pickle)
-    get_action = load_tf2_policy(folder, deterministic)
-    return env, get_action
-
-
-def select_save(fpath: str, itr="last", cmd: str = "test_policy") -> tuple:
-    """``(itr, folder)``: the SavedModel of a run directory that ``itr`` names
-    ('last', or the number N of a ``tf2_save<N>`` folder); ``itr`` is '' for
-    ``tf2_save``. Raises :class:`SpinupError` naming what the directory holds
-    (and the command, ``cmd``, to run on a run directory below it)."""
-    if not osp.isdir(fpath):
-        raise SpinupError(f"{fpath} is not a directory. Give the output directory of a run, "
-                          f"e.g. data/exp_name/exp_name_s0.")
-    saves = find_saves(fpath)
-    if not saves:
-        raise _no_model_error(fpath, cmd)
-    if itr == "last":
-        numbered = [k for k in saves if k != ""]
-        itr = max(numbered) if numbered else ""
-    elif not isinstance(itr, int) or itr not in saves:
-        raise SpinupError(f"There is no tf2_save{itr} in {fpath}; saved iterations: "
-                          f"{sorted(str(k) if k != '' else 'tf2_save' for k in saves)}.")
-    return itr, saves[itr]
-
-
-def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
-    """The env rebuilt from config.json's env_name (with ``render_mode``), or
-    (trusted directories only, no render mode) the one pickled in vars<itr>.pkl."""
-    env_name = None
-    config_path = osp.join(fpath, "config.json")
-    if osp.exists(config_path):
-        with open(config_path) as f:
-            env_name = json.load(f).get("env_name")
-    if render_mode == "rgb_array":
-        if not env_name:
-            raise SpinupError(f"A video needs the environment rebuilt from config.json, but "
-                              f"{config_path} names no registered environment (env_name).")
-        print(f"Rebuilding the environment {env_name} from config.json, rendering frames in a "
-              f"separate process.")
-        return RenderingEnv(env_name)
-    if env_name and render_mode == "human":
-        import gymnasium as gym
-
-        try:
-            return gym.make(env_name, render_mode="human")
-        except Exception as err:
-            raise SpinupError(f"Could not open a window to render {env_name} ({err}). Rendering "
-                              f"needs a display and the env's rendering extra (e.g. pip install "
-                              f"'gymnasium[classic-control]'); add --norender (-nr) to run "
-                              f"without a window.") from None
-    if trust_pickle:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return joblib.load(osp.join(fpath, "vars" + str(itr) + ".pkl"))["env"]
-        except Exception:
-            pass
-    if env_name:
-        import gymnasium as gym
-
-        print(f"Rebuilding the environment {env_name} from config.json.")
-        return gym.make(env_name)
-    return None
-
-
-def load_tf2_policy(fpath: str, deterministic: bool = False):
-    """``get_action(obs)`` from a SavedModel folder written by spinup_tf2."""
-    tf = import_tensorflow()
-    print("\n\nLoading from %s.\n\n" % fpath)
-    model = load_saved_model(fpath)
-    if deterministic:
-        print("Using deterministic action op.")
-        action_fn = model.mu
-    else:
-        print("Using default action op.")
-        action_fn = model.pi
-
-    def get_action(x):
-        x = tf.convert_to_tensor([x], dtype=tf.float32)
-        return action_fn(x)[0].numpy()
-
-    get_action.model = model  # the loaded functions need the model (its variables) alive
-    return get_action
-
-
-def load_saved_model(fpath: str):
-    """The SavedModel in the folder ``fpath`` (with its ``mu`` and ``pi``
-    functions), or a :class:`SpinupError` saying why it cannot be used."""
-    tf = import_tensorflow()
-    try:
-        model = tf.saved_model.load(fpath)
-    except Exception as err:  # TensorFlow raises several kinds for a damaged model
-        first = (str(err).strip().splitlines() or [""])[0][:200]
-        raise SpinupError(
-            f"The saved model in {fpath} cannot be loaded ({type(err).__name__}: {first}); "
-            f"saved_model.pb or variables/ is cut short or damaged. Try an earlier save "
-            f"with --itr N if the run kept numbered ones (save_freq), or train again.") from None
-    if not (hasattr(model, "pi") and hasattr(model, "mu")):
-        raise SpinupError(f"The saved model in {fpath} is not a spinup_tf2 policy (it has no "
-                          f"pi and mu functions).")
-    return model
+from spinup_tf2.policy.video import VideoRecorder, check_video_path, has_display, render_frame
+from spinup_tf2.rundir import find_saves, select_save  # noqa: F401  (the paths of 0.1)
+from spinup_tf2.utils.logx import EpochLogger
 
 
 def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int = 100,
@@ -266,7 +99,8 @@ def main(argv=None) -> int:
         print("No display here, so the episodes run without rendering (-nr). To see them, "
               "record a video: --video run.mp4 (or run under a virtual display: xvfb-run "
               "python -m spinup_tf2.run test_policy ...).", flush=True)
-    try:
+
+    def command():
         if args.episodes < 1 or args.len < 0:
             raise SpinupError(f"--episodes must be >= 1 and --len >= 0; got --episodes "
                               f"{args.episodes} --len {args.len}.")
@@ -280,12 +114,8 @@ def main(argv=None) -> int:
         finally:
             if env is not None:
                 env.close()
-    except SpinupError as err:
-        print_error(err)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    return 0
+
+    return cli_main(command)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@ before it launches anything.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import DependencyNotInstalled
 
-from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.errors import SpinupError
 
 # With n discrete actions and alpha='auto', the target entropy is this fraction of log(n)
 # (the entropy of the uniform policy).
@@ -34,6 +36,28 @@ def _is_num(x) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
 
 
+# Run settings that were logger_kwargs keys in 0.1 and are sac() arguments now.
+MOVED_FROM_LOGGER_KWARGS = ("overwrite", "video_freq")
+
+
+def run_settings(args: dict, note: bool = False) -> tuple[dict, bool, int]:
+    """``(logger_kwargs, overwrite, video_freq)`` from sac()'s arguments ``args``: a
+    deprecated ``logger_kwargs`` key (``overwrite``, ``video_freq``) is taken out of
+    logger_kwargs and used where its sac() argument is left at its default; with
+    ``note``, one line says so."""
+    logger_kwargs = dict(args.get("logger_kwargs") or {})
+    values = {"overwrite": args.get("overwrite", False), "video_freq": args.get("video_freq", 0)}
+    for key in MOVED_FROM_LOGGER_KWARGS:
+        if key in logger_kwargs:
+            value = logger_kwargs.pop(key)
+            if values[key] in (False, 0):
+                values[key] = value
+            if note:
+                print(f"Note: logger_kwargs['{key}'] is deprecated and will stop working in the "
+                      f"next release; give sac({key}=...) (--{key}) instead.", flush=True)
+    return logger_kwargs, values["overwrite"], values["video_freq"]
+
+
 def check_sac_args(args: dict):
     """Raise :class:`SpinupError` naming the first of ``sac()``'s arguments (a dict
     of them, e.g. ``locals()``; other keys are ignored) it cannot use; else
@@ -42,6 +66,22 @@ def check_sac_args(args: dict):
     def need(ok, msg):
         if not ok:
             raise SpinupError(msg)
+
+    logger_kwargs, overwrite, video_freq = run_settings(args)
+    need(isinstance(logger_kwargs, dict),
+         f"sac() got logger_kwargs={args.get('logger_kwargs')!r}; it must be a dict, e.g. "
+         f"dict(output_dir='data/run', exp_name='run').")
+    need(isinstance(overwrite, (bool, np.bool_)),
+         f"sac() got overwrite={overwrite!r}; it must be True (replace an earlier run in the "
+         f"output directory) or False (refuse to).")
+    need(_is_int(video_freq) and video_freq >= 0,
+         f"sac() got video_freq={video_freq!r} (--video_freq): give a whole number of epochs "
+         f">= 1 between videos, or 0 for none.")
+    if video_freq:
+        from spinup_tf2.policy.video import check_video_path
+
+        check_video_path(os.path.join(logger_kwargs.get("output_dir") or ".", "videos",
+                                      "epoch_1.mp4"))
 
     for name, low in WHOLE_NUMBERS + (("seed", 0),):
         val = args[name]

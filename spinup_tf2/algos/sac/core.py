@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from spinup_tf2.utils.tf_setup import import_tensorflow, tf_variables
+from spinup_tf2.tf_setup import import_tensorflow, tf_variables
 
 tf = import_tensorflow()
 import keras  # noqa: E402  (after TensorFlow, so its start-up stays quiet)

@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from spinup_tf2.algos.sac import core
-from spinup_tf2.utils.tf_setup import import_tensorflow, tf_variables
+from spinup_tf2.tf_setup import import_tensorflow, tf_variables
 
 tf = import_tensorflow()
 

@@ -24,6 +24,7 @@ from spinup_tf2.algos.sac.checks import (
     check_spaces,
     default_target_entropy,
     make_env,
+    run_settings,
 )
 from spinup_tf2.algos.sac.fast_path import (
     Adam,
@@ -32,14 +33,15 @@ from spinup_tf2.algos.sac.fast_path import (
     make_polyak_update,
     make_update_block,
 )
-from spinup_tf2.utils.checkpoint import TrainingCheckpoint, check_output_dir
-from spinup_tf2.utils.env_wrappers import ReplayableEpisodes
-from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2.errors import SpinupError
+from spinup_tf2.tf_setup import import_tensorflow
+from spinup_tf2.training.checkpoint import TrainingCheckpoint, check_output_dir
+from spinup_tf2.training.env_wrappers import ReplayableEpisodes
+from spinup_tf2.training.progress_bar import EpochProgress
+from spinup_tf2.training.videos import EpochVideos
 from spinup_tf2.utils.logx import EpochLogger
 from spinup_tf2.utils.mpi_tf2 import make_grad_averager, sync_params
 from spinup_tf2.utils.mpi_tools import num_procs, proc_id
-from spinup_tf2.utils.progress_bar import EpochProgress
-from spinup_tf2.utils.tf_setup import import_tensorflow
 
 tf = import_tensorflow()
 import keras  # noqa: E402
@@ -260,7 +262,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         polyak=0.995, lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000,
         update_after=1000, update_every=50, num_test_episodes=10, max_ep_len=1000,
         logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False,
-        normalize_obs=False):
+        normalize_obs=False, overwrite=False, video_freq=0):
     """
     Soft Actor-Critic (SAC), as Spinning Up runs it, in TensorFlow 2 / Keras 3.
 
@@ -353,9 +355,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             environment's own time limit).
 
         logger_kwargs (dict): Keyword args for EpochLogger: ``output_dir``,
-            ``exp_name``, ``tensorboard=True`` to also write TensorBoard
-            scalars to ``output_dir/tb/``, and ``video_freq=K`` for a video of
-            the deterministic policy every K epochs (``videos/epoch_<N>.mp4``).
+            ``exp_name``, and ``tensorboard=True`` to also write TensorBoard
+            scalars to ``output_dir/tb/``.
 
         save_freq (int): Save every ``save_freq`` epochs: the current networks
             (``tf2_save/``, ``vars.pkl``) and the training checkpoint
@@ -379,16 +380,30 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             the SavedModel takes raw observations. The actor-critic must
             accept an ``obs_normalizer`` keyword (the default one does).
 
+        overwrite (bool): Replace an earlier run in the output directory
+            (exactly the files a run writes). Without it, a directory that
+            already holds a run is refused before anything is written.
+
+        video_freq (int): Every ``video_freq`` epochs (and after the last),
+            record one episode of the deterministic policy to
+            ``videos/epoch_<N>.mp4``. 0 (the default) records nothing and costs
+            nothing. Needs the ``video`` extra and a registered environment.
+
     """
     config = dict(locals())
     alpha, tuner_args = check_sac_args(config)
+    logger_kwargs, overwrite, video_freq = run_settings(config, note=True)
+    config.update(logger_kwargs=logger_kwargs, overwrite=overwrite, video_freq=video_freq)
     env, test_env = make_env(env_fn), make_env(env_fn)
     discrete, obs_dim, act_dim, n_noise = check_spaces(env.observation_space, env.action_space,
                                                        normalize_obs)
     actor_critic = config["actor_critic"] = pick_actor_critic(actor_critic, discrete, ac_kwargs)
     # The env's registered name, so test_policy can rebuild it without vars.pkl.
     config["env_name"] = env.spec.id if env.spec is not None else None
-    resume_epoch = check_output_dir(config, logger_kwargs, resume)  # and nothing lost
+    videos = EpochVideos(logger_kwargs.get("output_dir") if proc_id() == 0 else None,
+                         video_freq, config["env_name"], max_ep_len)
+    resume_epoch = check_output_dir(config, logger_kwargs.get("output_dir"), resume,
+                                    overwrite)  # and nothing lost
 
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
@@ -500,8 +515,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             # The training checkpoint comes after the row: resuming never repeats or skips one.
             if saving:
                 checkpoint.save(t + 1, epoch, ep_ret, ep_len, time.time() - start_time)
-            logger.record_video(epoch, epoch == epochs, config["env_name"],
-                                lambda o: get_action(o, True), max_ep_len)
+            videos.after_epoch(epoch, epoch == epochs, lambda o: get_action(o, True))
     return ac
 
 
@@ -550,9 +564,10 @@ if __name__ == "__main__":
     parser.add_argument("--exp_name", type=str, default="sac")
     args = parser.parse_args()
 
-    from spinup_tf2.utils.run_utils import setup_logger_kwargs
+    from spinup_tf2.rundir import output_dir_for
 
-    logger_kwargs = setup_logger_kwargs(args.exp_name, args.seed)
+    logger_kwargs = dict(output_dir=output_dir_for(args.exp_name, args.seed),
+                         exp_name=args.exp_name)
     sac(lambda: gym.make(args.env), actor_critic=core.MLPActorCritic,
         ac_kwargs=dict(hidden_sizes=[args.hid] * args.l),
         gamma=args.gamma, seed=args.seed, epochs=args.epochs,

@@ -6,87 +6,38 @@ the actions of the episode in progress) and ``state.json`` (counters and
 random-generator states). Nothing in it is pickled, so resuming a run reads
 data and runs no code from the run directory. It is written as
 ``train_state.tmp/`` and renamed into place, so a kill at any moment leaves the
-previous checkpoint whole (see :mod:`spinup_tf2.utils.atomic_files`).
+previous checkpoint whole (see :func:`spinup_tf2.rundir.atomic_dir`).
 """
 
 from __future__ import annotations
 
-import glob
-import hashlib
 import json
-import os
 import os.path as osp
-import shutil
 import zipfile
 
 import numpy as np
 
-from spinup_tf2.utils.atomic_files import (
-    check_writable_dir,
-    existing_checkpoint_dir,
-    fresh_tmp_dir,
-    replace_dir_atomically,
-)
-from spinup_tf2.utils.env_wrappers import rng_state, set_rng_state
-from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2 import rundir
+from spinup_tf2.errors import SpinupError
+from spinup_tf2.training.env_wrappers import rng_state, set_rng_state
 from spinup_tf2.utils.mpi_tools import num_procs, proc_id
 from spinup_tf2.utils.serialization_utils import convert_json
 
-TRAIN_STATE = "train_state"
-
-# Arguments a resumed call may change: how long the run goes on and how it is saved.
-FREE_ARGS = {"epochs", "save_freq", "resume", "logger", "logger_kwargs", "env_fn", "exp_name"}
-
-# What a run writes into its output directory (and overwrite=True replaces).
-RUN_FILES = ("progress.txt", "config.json", "vars*.pkl", "tf2_save*", TRAIN_STATE + "*", "tb")
+# Arguments a resumed call may change: how long the run goes on, how it is saved and watched.
+FREE_ARGS = {"epochs", "save_freq", "resume", "logger", "logger_kwargs", "env_fn", "exp_name",
+             "overwrite", "video_freq"}
 
 
-def progress_digest(output_dir: str, rows: int) -> str | None:
-    """SHA-256 of progress.txt's header and first ``rows`` rows (None if it has fewer):
-    what ties a checkpoint to the progress.txt it was saved beside."""
-    try:
-        with open(osp.join(output_dir, "progress.txt"), "rb") as f:
-            lines = f.read().splitlines(keepends=True)
-    except OSError:
-        return None
-    if len(lines) < rows + 1 or not all(ln.endswith(b"\n") for ln in lines[:rows + 1]):
-        return None
-    return hashlib.sha256(b"".join(lines[:rows + 1])).hexdigest()
-
-
-def check_output_dir(config: dict, logger_kwargs: dict, resume: bool) -> int | None:
+def check_output_dir(config: dict, output_dir: str | None, resume: bool,
+                     overwrite: bool) -> int | None:
     """Before a run writes anything: the epoch it resumes from (``resume=True``, see
     :meth:`TrainingCheckpoint.check_resume`), else None after making sure it destroys no
-    other run's record. A directory that already holds a run (progress.txt with rows, or a
-    training checkpoint) is refused, unless ``logger_kwargs['overwrite']`` is True: then
-    that run's files are removed first, and one line says so. Only the first MPI process
-    looks (the others write nothing)."""
+    other run's record (:func:`spinup_tf2.rundir.check_fresh_output_dir`). Only the first
+    MPI process looks (the others write nothing)."""
     if resume:
-        return TrainingCheckpoint.check_resume(config, logger_kwargs)
-    out = logger_kwargs.get("output_dir")
-    if out and proc_id() == 0:
-        check_writable_dir(out, "The output directory")
-    if not out or not osp.isdir(out) or proc_id() != 0:
-        return None
-    rows = 0
-    if osp.exists(osp.join(out, "progress.txt")):
-        with open(osp.join(out, "progress.txt"), "rb") as f:
-            rows = max(0, len(f.read().splitlines()) - 1)
-    has_checkpoint = existing_checkpoint_dir(osp.join(out, TRAIN_STATE)) is not None
-    if not rows and not has_checkpoint:
-        return None
-    what = ", ".join(w for w in (f"progress.txt with {rows} epochs" if rows else "",
-                                 "a training checkpoint" if has_checkpoint else "") if w)
-    if not logger_kwargs.get("overwrite"):
-        raise SpinupError(
-            f"{out} already holds a run ({what}), and starting again there would destroy its "
-            f"record. Nothing was written. Continue that run with resume=True (--resume), give "
-            f"this one another directory (exp_name, seed or data_dir), or replace the old run "
-            f"with logger_kwargs=dict(overwrite=True) (--overwrite).")
-    for pattern in RUN_FILES:
-        for path in glob.glob(osp.join(out, pattern)):
-            shutil.rmtree(path) if osp.isdir(path) else os.remove(path)
-    print(f"overwrite=True: removed the earlier run in {out} ({what}).", flush=True)
+        return TrainingCheckpoint.check_resume(config, output_dir)
+    if proc_id() == 0:
+        rundir.check_fresh_output_dir(output_dir, overwrite)
     return None
 
 
@@ -96,7 +47,7 @@ class TrainingCheckpoint:
     It holds: the variables (networks, targets, optimizer and entropy-tuner
     states, observation statistics, in a fixed order), the replay buffer, the
     random generator of exploration and minibatches, both environments (each a
-    :class:`spinup_tf2.utils.env_wrappers.ReplayableEpisodes`, which rebuilds
+    :class:`spinup_tf2.training.env_wrappers.ReplayableEpisodes`, which rebuilds
     the episode in progress), the observation normalizer's accumulators, and
     the loop's counters. A run resumed from it continues exactly as if it had
     never stopped.
@@ -119,12 +70,11 @@ class TrainingCheckpoint:
         self.env, self.test_env, self.normalizer = env, test_env, normalizer
 
     @staticmethod
-    def check_resume(config: dict, logger_kwargs: dict) -> int:
-        """The epoch the run in ``logger_kwargs['output_dir']`` has a checkpoint of,
+    def check_resume(config: dict, output_dir: str | None) -> int:
+        """The epoch the run in ``output_dir`` has a checkpoint of,
         after checking that a call with arguments ``config`` may resume it: the
         checkpoint exists and belongs to the progress.txt beside it, its config.json
         agrees (apart from :data:`FREE_ARGS`), and epochs go further."""
-        output_dir = logger_kwargs.get("output_dir")
         if num_procs() > 1:
             raise SpinupError(f"resume=True is not available for data-parallel runs "
                               f"({num_procs()} MPI processes): their checkpoints would need "
@@ -134,17 +84,13 @@ class TrainingCheckpoint:
             raise SpinupError(f"resume=True needs logger_kwargs['output_dir'] to be the "
                               f"directory of an earlier run; got {output_dir!r}, which does "
                               f"not exist.")
-        folder = existing_checkpoint_dir(osp.join(output_dir, TRAIN_STATE))
+        folder = rundir.existing_dir(osp.join(output_dir, rundir.TRAIN_STATE))
         if folder is None or not osp.exists(osp.join(folder, "state.json")):
             raise SpinupError(f"resume=True, but {output_dir} holds no training checkpoint "
                               f"(train_state/): the run stopped before its first checkpoint, "
                               f"or was made without checkpoints. Start it again without resume.")
         state = _read_checkpoint_state(folder)
-        try:
-            with open(osp.join(output_dir, "config.json")) as f:
-                old = json.load(f)
-        except (OSError, ValueError):
-            old = {}
+        old = rundir.read_config(output_dir) or {}
         new = json.loads(json.dumps(convert_json(config)))  # as config.json would hold it
         differ = sorted(k for k in set(old) | set(new) if k not in FREE_ARGS
                         and old.get(k, "<missing>") != new.get(k, "<missing>")
@@ -156,14 +102,13 @@ class TrainingCheckpoint:
                               f"{output_dir}: {details}. Resume with the run's own arguments "
                               f"(only epochs and save_freq may change), or start a new run in "
                               f"another directory.")
-        if progress_digest(output_dir, state["epoch"]) != state.get("progress_sha256"):
+        if rundir.progress_digest(output_dir, state["epoch"]) != state.get("progress_sha256"):
             raise SpinupError(
                 f"resume=True, but the training checkpoint in {output_dir} (epoch "
                 f"{state['epoch']}) does not belong to the progress.txt beside it: its first "
                 f"{state['epoch']} rows are missing or not the ones the checkpoint was saved "
                 f"with, so resuming would mix two runs. Nothing was written. Start a new run "
-                f"elsewhere, or replace this one with logger_kwargs=dict(overwrite=True) "
-                f"(--overwrite).")
+                f"elsewhere, or replace this one with overwrite=True (--overwrite).")
         if state["t"] > config["steps_per_epoch"] * config["epochs"]:
             raise SpinupError(f"resume=True with epochs={config['epochs']}, but the run in "
                               f"{output_dir} is already at epoch {state['epoch']}. Give more "
@@ -179,27 +124,22 @@ class TrainingCheckpoint:
             return
         state = dict(t=t, epoch=epoch, ep_ret=float(ep_ret), ep_len=int(ep_len),
                      elapsed=float(elapsed), rng=rng_state(self.rng),
-                     progress_sha256=progress_digest(self.output_dir, epoch),
+                     progress_sha256=rundir.progress_digest(self.output_dir, epoch),
                      env=self.env.state(), test_env=self.test_env.state(episode=False),
                      normalizer=self.normalizer.state() if self.normalizer else None)
         arrays = {f"var{i}": v.numpy() for i, v in enumerate(self.variables)}
         arrays.update(self.replay_buffer.state_arrays())
         state = _arrays_out(state, arrays, "")
-        final = osp.join(self.output_dir, TRAIN_STATE)
-        tmp = fresh_tmp_dir(final)
-        np.savez(osp.join(tmp, "arrays.npz"), **arrays)
-        with open(osp.join(tmp, "state.json"), "w") as f:
-            json.dump(state, f)
-        for name in ("arrays.npz", "state.json"):  # on disk before the rename makes them current
-            with open(osp.join(tmp, name), "rb") as f:
-                os.fsync(f.fileno())
-        replace_dir_atomically(tmp, final)
+        with rundir.atomic_dir(osp.join(self.output_dir, rundir.TRAIN_STATE)) as tmp:
+            np.savez(osp.join(tmp, "arrays.npz"), **arrays)
+            with open(osp.join(tmp, "state.json"), "w") as f:
+                json.dump(state, f)
 
     def restore(self) -> tuple:
         """Put everything back as it was at the checkpoint (see :meth:`check_resume`);
         return ``(o, t, ep_ret, ep_len, elapsed)``: the current observation, env
         steps done, the episode in progress's return and length, time so far."""
-        folder = existing_checkpoint_dir(osp.join(self.output_dir, TRAIN_STATE))
+        folder = rundir.existing_dir(osp.join(self.output_dir, rundir.TRAIN_STATE))
         try:
             with np.load(osp.join(folder, "arrays.npz"), allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
@@ -242,8 +182,7 @@ def _damaged(folder: str, err: Exception, nothing_written: bool = True) -> Spinu
         f"resume=True, but the training checkpoint {folder} is damaged and cannot be read "
         f"({type(err).__name__}: {err}); it was cut short or altered after it was written. "
         + ("Nothing was written, and progress.txt is as it was. " if nothing_written else "")
-        + "Start the run again with --overwrite (logger_kwargs=dict(overwrite=True)), or in "
-          "another directory.")
+        + "Start the run again with --overwrite (overwrite=True), or in another directory.")
 
 
 def _arrays_out(tree, arrays: dict, path: str):

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import os.path as osp
 
-from spinup_tf2.utils.errors import SpinupError
+from spinup_tf2 import rundir
+from spinup_tf2.errors import SpinupError
 
 FORMATS = (".mp4", ".gif")
 INSTALL_GL = ("Headless MuJoCo rendering needs an OpenGL platform: EGL (Debian/Ubuntu: "
@@ -48,9 +49,7 @@ def check_video_path(path: str) -> None:
         raise SpinupError("Recording videos needs imageio and imageio-ffmpeg, which are not "
                           "installed: pip install -e '.[video]' (or pip install imageio "
                           "imageio-ffmpeg).") from None
-    from spinup_tf2.utils.atomic_files import check_writable_dir
-
-    check_writable_dir(osp.dirname(osp.abspath(path)), f"--video {path!r}: the directory")
+    rundir.check_writable_dir(osp.dirname(osp.abspath(path)), f"--video {path!r}: the directory")
 
 
 class VideoRecorder:
@@ -65,10 +64,10 @@ class VideoRecorder:
         import imageio
 
         self.path, self.fps, self.frames = path, float(fps), 0
-        stem, suffix = osp.splitext(osp.abspath(path))
-        os.makedirs(osp.dirname(stem), exist_ok=True)
-        self.tmp = f"{stem}.partial{suffix}"
-        if suffix.lower() == ".mp4":
+        os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
+        self._file = rundir.atomic_file(path)
+        self.tmp = self._file.__enter__()
+        if osp.splitext(path)[1].lower() == ".mp4":
             # macro_block_size 1 keeps the frame size as rendered (no padding to 16)
             self.writer = imageio.get_writer(self.tmp, format="FFMPEG", fps=self.fps,
                                              macro_block_size=1)
@@ -87,7 +86,7 @@ class VideoRecorder:
     def close(self) -> None:
         """Finish the file and move it into place."""
         self.writer.close()
-        os.replace(self.tmp, self.path)
+        self._file.__exit__(None, None, None)
 
     def __enter__(self):
         return self
@@ -97,8 +96,7 @@ class VideoRecorder:
             self.close()
         else:
             self.writer.close()
-            if osp.exists(self.tmp):
-                os.remove(self.tmp)
+            self._file.__exit__(exc_type, exc, tb)  # drops the partial file
         return False
 
 

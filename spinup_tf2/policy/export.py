@@ -18,7 +18,6 @@ under a temporary name and renamed when complete.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import os.path as osp
@@ -26,10 +25,10 @@ import sys
 
 import numpy as np
 
-from spinup_tf2.utils.atomic_files import check_writable_dir
-from spinup_tf2.utils.errors import SpinupError, is_installed, print_error
-from spinup_tf2.utils.test_policy import load_saved_model, select_save
-from spinup_tf2.utils.tf_setup import import_tensorflow, quiet_stderr
+from spinup_tf2 import rundir
+from spinup_tf2.errors import SpinupError, cli_main, is_installed
+from spinup_tf2.policy.load import load_saved_model
+from spinup_tf2.tf_setup import import_tensorflow, quiet_stderr
 
 FORMATS = {"onnx": ".onnx", "tflite": ".tflite"}
 ONNX_OPSET = 17
@@ -63,10 +62,10 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
     """
     fmt = _check_format(fmt, out)
     _check_extra(fmt)
-    itr, folder = select_save(fpath, itr, cmd="export")
+    itr, folder = rundir.select_save(fpath, itr, cmd="export")
     if out is None:
         out = osp.join(fpath, f"policy{itr}{FORMATS[fmt]}")
-    check_writable_dir(osp.dirname(osp.abspath(out)), f"--out {out!r}: the directory")
+    rundir.check_writable_dir(osp.dirname(osp.abspath(out)), f"--out {out!r}: the directory")
     if osp.isdir(out):
         raise SpinupError(f"--out {out!r} is a directory; give a file name ending in "
                           f"{FORMATS[fmt]}.")
@@ -79,31 +78,25 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
 
     data = _to_onnx(policy, sig) if fmt == "onnx" else _to_tflite(policy, model)
     os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
-    tmp = out + ".partial"
     try:
-        try:
+        with rundir.atomic_file(out) as tmp:
             with open(tmp, "wb") as f:
                 f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        except OSError as err:
-            raise SpinupError(f"--out {out!r} cannot be written ({err.strerror}); give a file "
-                              f"in a directory you can write in.") from None
-        obs = np.random.default_rng(0).normal(0.0, 3.0, size=(CHECK_OBS, obs_dim))
-        obs = obs.astype(np.float32)
-        runtime, actions = (_run_onnx if fmt == "onnx" else _run_tflite)(tmp, obs)
-        expected = model.mu(tf.constant(obs)).numpy()
-        discrete = expected.dtype.kind in "iu"
-        diff = (int(np.sum(actions != expected)) if discrete
-                else float(np.max(np.abs(actions - expected))))
-        if discrete and diff or not discrete and not diff <= 1e-5:
-            raise SpinupError(f"The {fmt} file does not reproduce the policy: on {CHECK_OBS} "
-                              f"random observations its actions differ from the SavedModel's "
-                              f"by {diff} ({runtime}). Nothing was written to {out}.")
-        os.replace(tmp, out)
-    finally:
-        if osp.exists(tmp):
-            os.remove(tmp)
+            obs = np.random.default_rng(0).normal(0.0, 3.0, size=(CHECK_OBS, obs_dim))
+            obs = obs.astype(np.float32)
+            runtime, actions = (_run_onnx if fmt == "onnx" else _run_tflite)(tmp, obs)
+            expected = model.mu(tf.constant(obs)).numpy()
+            discrete = expected.dtype.kind in "iu"
+            diff = (int(np.sum(actions != expected)) if discrete
+                    else float(np.max(np.abs(actions - expected))))
+            if discrete and diff or not discrete and not diff <= 1e-5:
+                raise SpinupError(f"The {fmt} file does not reproduce the policy: on "
+                                  f"{CHECK_OBS} random observations its actions differ from "
+                                  f"the SavedModel's by {diff} ({runtime}). Nothing was "
+                                  f"written to {out}.")
+    except OSError as err:
+        raise SpinupError(f"--out {out!r} cannot be written ({err.strerror}); give a file in "
+                          f"a directory you can write in.") from None
     return dict(path=out, format=fmt, bytes=len(data), obs_dim=obs_dim, discrete=discrete,
                 act_shape=list(expected.shape[1:]), dtype=str(expected.dtype),
                 normalize_obs=_normalizes(fpath), runtime=runtime, max_abs_diff=diff,
@@ -183,11 +176,7 @@ def _run_tflite(path: str, obs: np.ndarray):
 
 
 def _normalizes(fpath: str) -> bool:
-    try:
-        with open(osp.join(fpath, "config.json")) as f:
-            return bool(json.load(f).get("normalize_obs", False))
-    except (OSError, ValueError):
-        return False
+    return bool((rundir.read_config(fpath) or {}).get("normalize_obs", False))
 
 
 def describe(result: dict) -> str:
@@ -221,17 +210,12 @@ def main(argv=None) -> int:
     parser.add_argument("--itr", "-i", type=int, default=-1,
                         help="export tf2_save<N> instead of the last save")
     args = parser.parse_args(argv)
-    try:
-        result = export_policy(args.fpath, args.fmt, args.out,
-                               args.itr if args.itr >= 0 else "last")
-    except SpinupError as err:
-        print_error(err)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    print(describe(result))
-    return 0
 
+    def command():
+        print(describe(export_policy(args.fpath, args.fmt, args.out,
+                                     args.itr if args.itr >= 0 else "last")))
+
+    return cli_main(command)
 
 if __name__ == "__main__":
     sys.exit(main())

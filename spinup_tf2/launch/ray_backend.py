@@ -3,7 +3,7 @@
 
 Each variant of the grid is one Ray task that asks for the variant's
 ``num_cpu`` CPUs and runs the same experiment process as the local backend
-(``run_entrypoint.py``, same output directory, its output in ``stdout.txt``).
+(:mod:`spinup_tf2.launch.entrypoint`, same output directory, its output in ``stdout.txt``).
 The cluster is the one at ``address`` (or ``RAY_ADDRESS``); without either, a
 local one is started for the sweep and stopped after it.
 
@@ -30,15 +30,15 @@ import io
 import logging
 import os
 import os.path as osp
-import shutil
 import signal
 import subprocess
 import sys
 import tarfile
 import time
 
-from spinup_tf2.utils.errors import SpinupError, is_installed
-from spinup_tf2.utils.logx import colorize
+from spinup_tf2 import rundir
+from spinup_tf2.errors import SpinupError, colorize, is_installed
+from spinup_tf2.launch.processes import ENTRYPOINT
 
 CANCEL_GRACE = 10.0  # seconds the cancelled tasks get to stop their runs
 
@@ -170,7 +170,7 @@ def _collect(ray, ref, worker_out: str, out: str) -> dict:
         except Exception as err:
             res["error"] = (f"its directory could not be copied back from {worker_out} on node "
                             f"{res['node']} ({type(err).__name__}: {err})")
-    res["log"] = osp.join(out, "stdout.txt")
+    res["log"] = osp.join(out, rundir.STDOUT)
     res["ok"] = res.get("returncode") == 0 and "error" not in res
     if res["ok"]:
         state = "finished"
@@ -192,13 +192,8 @@ def _bring_back(ray, node_id: str, worker_out: str, out: str) -> None:
     data = ray.get(pack.remote(worker_out))
     if osp.exists(out):
         raise FileExistsError(f"{out} already exists here; the run stays in {worker_out}")
-    tmp = out + ".partial"
-    if osp.exists(tmp):
-        shutil.rmtree(tmp)
-    os.makedirs(tmp)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
+    with rundir.atomic_dir(out) as tmp, tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
         tar.extractall(tmp, filter="data")  # "data": no links or paths out of tmp
-    os.rename(tmp, out)
 
 
 def _cancel(ray, pending: dict) -> None:
@@ -238,13 +233,12 @@ def _run_variant(name: str, payload: str, out: str, events) -> dict:
 
     node = f"{ray.util.get_node_ip_address()} ({socket.gethostname()})"
     events.put(("started", osp.basename(out), node))
-    entrypoint = osp.join(osp.dirname(osp.abspath(__file__)), "run_entrypoint.py")
     os.makedirs(out, exist_ok=True)
     t0 = time.time()
-    with open(osp.join(out, "stdout.txt"), "w") as log:
+    with open(osp.join(out, rundir.STDOUT), "w") as log:
         log.write(f"[spinup_tf2] variant {name}: Ray task on node {node}\n")
         log.flush()
-        proc = subprocess.Popen([sys.executable, entrypoint, payload], stdout=log,
+        proc = subprocess.Popen([sys.executable, "-m", ENTRYPOINT, payload], stdout=log,
                                 stderr=subprocess.STDOUT)
         log.write(f"[spinup_tf2] experiment process: pid {proc.pid}\n")
         log.flush()

@@ -1,0 +1,112 @@
+"""Does a refactor move the numbers? Run a fixed set of short SAC runs through the command
+line, then compare two such sets progress.txt by progress.txt (every column but ``Time``).
+
+    python benchmarks/same_numbers.py run OUT_DIR          # about 6 minutes on 2 cores
+    python benchmarks/same_numbers.py compare DIR_A DIR_B  # exit 0 only if all identical
+
+The runs: HalfCheetah-v5 (Spinning Up's networks), Pendulum-v1 with ``alpha='auto'``,
+Pendulum-v1 with ``normalize_obs``, CartPole-v1 (discrete actions), Pendulum-v1 over two MPI
+processes (``--cpu 2``), and a Pendulum-v1 run killed with SIGKILL after its second epoch and
+continued with ``--resume`` (compare it with the uninterrupted ``auto`` run of the other set:
+the same flags). To check code that is not installed, run this script with ``PYTHONPATH``
+pointing at that code's checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import os.path as osp
+import signal
+import subprocess
+import sys
+import time
+
+SHORT = ["--epochs", "3", "--steps_per_epoch", "1000", "--start_steps", "500",
+         "--update_after", "200", "--num_test_episodes", "2", "--hid", "[64,64]"]
+RUNS = {
+    "halfcheetah": ["--env", "HalfCheetah-v5", "--epochs", "2", "--steps_per_epoch", "2000",
+                    "--start_steps", "1000", "--update_after", "500", "--num_test_episodes",
+                    "2", "--max_ep_len", "500"],
+    "pendulum_auto": ["--env", "Pendulum-v1", *SHORT, "--alpha", "auto"],
+    "pendulum_normalize_obs": ["--env", "Pendulum-v1", *SHORT, "--normalize_obs"],
+    "cartpole": ["--env", "CartPole-v1", *SHORT, "--alpha", "auto"],
+    "pendulum_cpu2": ["--env", "Pendulum-v1", *SHORT, "--cpu", "2"],
+}
+KILLED = "pendulum_auto_killed_resumed"
+
+
+def cli(args: list[str], **popen) -> subprocess.Popen:
+    env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0", TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.Popen([sys.executable, "-m", "spinup_tf2.run", "sac", *args],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, **popen)
+
+
+def run_dir(out: str, name: str) -> str:
+    return osp.join(out, name, name + "_s0")
+
+
+def rows(out: str, name: str) -> int:
+    try:
+        with open(osp.join(run_dir(out, name), "progress.txt")) as f:
+            return max(0, len(f.read().splitlines()) - 1)
+    except OSError:
+        return 0
+
+
+def run_all(out: str) -> None:
+    for name, args in RUNS.items():
+        t0 = time.time()
+        proc = cli([*args, "--exp_name", name, "--data_dir", out])
+        _, err = proc.communicate()
+        print(f"{name}: exit {proc.returncode} in {time.time() - t0:.0f} s", flush=True)
+        if proc.returncode:
+            sys.exit(err[-3000:])
+    # Killed after its second epoch's checkpoint, then resumed by the same command.
+    args = [*RUNS["pendulum_auto"], "--exp_name", KILLED, "--data_dir", out]
+    proc = cli(args, start_new_session=True)
+    state = osp.join(run_dir(out, KILLED), "train_state", "state.json")
+    while proc.poll() is None and not (rows(out, KILLED) >= 2 and osp.exists(state)
+                                       and '"epoch": 2' in open(state).read()):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    print(f"{KILLED}: killed with {rows(out, KILLED)} rows written", flush=True)
+    proc = cli([*args, "--resume"])
+    _, err = proc.communicate()
+    print(f"{KILLED}: resumed, exit {proc.returncode}, {rows(out, KILLED)} rows", flush=True)
+    if proc.returncode:
+        sys.exit(err[-3000:])
+
+
+def table(path: str) -> list[list[str]]:
+    """progress.txt's rows without the Time column."""
+    with open(path) as f:
+        lines = [ln.split("\t") for ln in f.read().splitlines()]
+    keep = [i for i, h in enumerate(lines[0]) if h != "Time"]
+    return [[ln[i] for i in keep] for ln in lines]
+
+
+def compare(a: str, b: str) -> bool:
+    pairs = [(n, n) for n in RUNS] + [("pendulum_auto", KILLED)]
+    same = True
+    for name_a, name_b in pairs:
+        ta = table(osp.join(run_dir(a, name_a), "progress.txt"))
+        pb = osp.join(run_dir(b, name_b), "progress.txt")
+        if not osp.exists(pb):
+            continue  # the other set has no such run (e.g. KILLED only in the new set)
+        tb = table(pb)
+        ok = ta == tb and len(ta) > 1
+        same &= ok
+        print(f"{'identical' if ok else 'DIFFERENT'}: {name_a} ({len(ta) - 1} rows, "
+              f"{len(ta[0])} columns) vs {name_b} ({len(tb) - 1} rows)")
+    return same
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "run":
+        run_all(osp.abspath(sys.argv[2]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "compare":
+        sys.exit(0 if compare(sys.argv[2], sys.argv[3]) else 1)
+    else:
+        sys.exit(__doc__)

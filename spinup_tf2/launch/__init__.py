@@ -1,0 +1,2 @@
+"""Launching experiments: the flag grammar, ExperimentGrid, processes (MPI, several
+at once), Ray."""

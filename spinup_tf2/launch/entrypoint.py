@@ -1,0 +1,19 @@
+"""What a launched experiment process runs: ``python -m spinup_tf2.launch.entrypoint
+<thunk>``, where <thunk> is the experiment function, cloudpickled, zlib-compressed and
+base64-encoded by :func:`spinup_tf2.launch.processes.experiment_command`."""
+
+import base64
+import sys
+import zlib
+
+if __name__ == "__main__":
+    import cloudpickle
+
+    from spinup_tf2.errors import cli_main
+    from spinup_tf2.lifetime import die_with_parent, interrupt_once
+
+    die_with_parent()  # a killed launcher takes its experiment with it
+    interrupt_once()
+    thunk = cloudpickle.loads(zlib.decompress(base64.b64decode(sys.argv[1])))
+    # The launcher says where the data is after Ctrl-C; sac()'s stop on NaN says what is intact.
+    sys.exit(cli_main(thunk))

@@ -1,0 +1,331 @@
+"""The flag grammar of ``python -m spinup_tf2.run ALGO ...``, as Spinning Up's.
+
+Several values after a flag make a grid, a bare flag is True, ``--key[sh]`` sets a
+shorthand, ``a:b`` sets a nested key. Values are Python literals where they parse as such,
+names under ``tf``, ``keras`` or ``np`` (``tf.nn.relu``) resolve to those objects (in the
+experiment's process: the launcher never imports TensorFlow), and anything else stays a
+string. Nothing is passed to ``eval``.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import importlib
+import importlib.util
+from typing import Callable
+
+from spinup_tf2.errors import SpinupError
+
+# Command line shorthands for convenience.
+SUBSTITUTIONS = {"env": "env_name", "hid": "ac_kwargs:hidden_sizes",
+                 "act": "ac_kwargs:activation", "cpu": "num_cpu", "dt": "datestamp",
+                 "tensorboard": "logger_kwargs:tensorboard"}
+
+# Arguments of ExperimentGrid.run rather than of the algorithm.
+RUN_KEYS = ["num_cpu", "data_dir", "datestamp", "parallel", "oversubscribe", "backend",
+            "ray_address", "ray_worker_dir"]
+# Run-level flags whose ExperimentGrid.run argument has another name.
+RUN_ARG_NAMES = {"ray_address": "address", "ray_worker_dir": "worker_dir"}
+
+# Flags whose values are always names, never parsed as Python.
+STRING_KEYS = {"exp_name", "env_name", "data_dir", "backend", "ray_address", "ray_worker_dir"}
+
+# The calls a flag value may make.
+SAFE_CALLS = {"dict": dict, "list": list, "tuple": tuple, "int": int, "float": float,
+              "bool": bool, "str": str}
+
+
+class FunctionPath:
+    """A function named by its path, ``'package.module:function'``, imported only
+    when called. A launcher hands it to the process that runs the experiment
+    without importing the function's module (and TensorFlow) itself; it can
+    still show the function's docstring and read its parameters, from the
+    source. ``__name__`` is the function's name, as config.json records it.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self.module, _, self.__name__ = path.partition(":")
+
+    def __call__(self, *args, **kwargs):
+        return getattr(importlib.import_module(self.module), self.__name__)(*args, **kwargs)
+
+    def _definition(self) -> ast.FunctionDef:
+        with open(importlib.util.find_spec(self.module).origin, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        return next(node for node in tree.body
+                    if isinstance(node, ast.FunctionDef) and node.name == self.__name__)
+
+    def doc(self) -> str:
+        """The function's docstring."""
+        return ast.get_docstring(self._definition(), clean=False) or ""
+
+    def defaults(self) -> dict:
+        """``{parameter: default}``; a default that is not a plain value (a class,
+        say) or a missing one is :data:`NOT_A_VALUE`."""
+        args = self._definition().args
+        params = args.posonlyargs + args.args + args.kwonlyargs
+        defaults = [None] * (len(args.posonlyargs + args.args) - len(args.defaults))
+        defaults += list(args.defaults) + list(args.kw_defaults)
+        return {p.arg: _default_value(d) for p, d in zip(params, defaults)}
+
+
+NOT_A_VALUE = object()
+
+
+def _default_value(node):
+    """A parameter's default from its source: a literal, or ``int``/``float``/``dict``
+    of literals (``int(1e6)``); anything else is NOT_A_VALUE."""
+    if node is None:
+        return NOT_A_VALUE
+    calls = {"int": int, "float": float, "dict": dict, "list": list, "tuple": tuple}
+    try:
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in calls:
+            return calls[node.func.id](*(ast.literal_eval(a) for a in node.args))
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        return NOT_A_VALUE
+
+
+class NamedObject:
+    """A flag value that names an object under ``tf``, ``keras`` or ``np``
+    (``tf.nn.relu``), looked up only in the process that runs the experiment,
+    so that the launcher never imports TensorFlow. ``__name__`` is the last
+    part of the name, as directory names and config.json show it."""
+
+    ROOTS = {"tf": "tensorflow", "keras": "keras", "np": "numpy"}
+
+    def __init__(self, text: str, flag: str):
+        self.text, self.flag = text, flag
+        self.__name__ = text.rsplit(".", 1)[-1]
+
+    def resolve(self):
+        """The object itself; a :class:`SpinupError` naming the flag if there is none."""
+        root, *attrs = self.text.split(".")
+        if root in ("tf", "keras"):
+            from spinup_tf2.tf_setup import import_tensorflow
+
+            import_tensorflow()  # first, and quietly: keras would import it noisily
+        value = importlib.import_module(self.ROOTS[root])
+        for i, attr in enumerate(attrs):
+            if not hasattr(value, attr):
+                raise SpinupError(
+                    f"The value {self.text!r} of --{self.flag} could not be used: "
+                    f"{'.'.join([root] + attrs[:i + 1])} does not exist. Names under tf, keras "
+                    f"or np must name a function or value, e.g. tf.nn.relu.")
+            value = getattr(value, attr)
+        if type(value).__name__ == "module":
+            raise SpinupError(f"The value {self.text!r} of --{self.flag} names a module, not a "
+                              f"function or value: give one inside it, e.g. tf.nn.relu.")
+        return value
+
+
+def resolve_names(value):
+    """``value`` with every :class:`NamedObject` in it (in dicts, lists and tuples)
+    replaced by the object it names."""
+    if isinstance(value, NamedObject):
+        return value.resolve()
+    if isinstance(value, dict):
+        return {k: resolve_names(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(resolve_names(v) for v in value)
+    return value
+
+
+def parse_value(text: str, flag: str):
+    """One flag value: a Python literal, a whitelisted name or call, or the
+    string itself.
+
+    ``0.1`` -> float, ``[64,64]`` -> list, ``tf.nn.tanh`` -> a
+    :class:`NamedObject` (looked up in the experiment's process),
+    ``dict(hidden_sizes=[64], activation=tf.nn.relu)`` -> dict,
+    ``HalfCheetah-v5`` -> str. A value that uses a name or a call it cannot
+    take is an error naming the flag.
+    """
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return text
+    if not _uses_code(tree):
+        return text
+    try:
+        return _eval_node(tree, flag)
+    except SpinupError as err:
+        raise SpinupError(f"The value {text!r} of --{flag} could not be used: {err} Values may "
+                          f"be Python literals (0.1, [64,64], True), names under tf, keras or np "
+                          f"(tf.nn.relu), or dict(...)/list(...)/tuple(...) of those.") from None
+
+
+def _uses_code(node) -> bool:
+    """True if the expression names a whitelisted root or makes a call, i.e. it
+    is meant as code, not as a string that happens to parse (``Pendulum-v1``)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            return True
+        if isinstance(sub, ast.Attribute):
+            root = sub
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name):
+                return True
+    return False
+
+
+def _eval_node(node, flag: str):
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = [_eval_node(e, flag) for e in node.elts]
+        return {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](items)
+    if isinstance(node, ast.Dict):
+        return {_eval_node(k, flag): _eval_node(v, flag) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        val = _eval_node(node.operand, flag)
+        return -val if isinstance(node.op, ast.USub) else +val
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            raise SpinupError(f"{ast.unparse(node)!r} is not a literal or an allowed name.")
+        parts = ast.unparse(node).split(".")
+        if parts[0] not in NamedObject.ROOTS:
+            raise SpinupError(f"the name {parts[0]!r} is not one it can use.")
+        if len(parts) == 1 or any(p.startswith("_") for p in parts):
+            raise SpinupError(f"{ast.unparse(node)} does not exist.")
+        return NamedObject(ast.unparse(node), flag)
+    if isinstance(node, ast.Call):
+        if not (isinstance(node.func, ast.Name) and node.func.id in SAFE_CALLS):
+            raise SpinupError(f"the call {ast.unparse(node.func)}(...) is not allowed.")
+        args = [_eval_node(a, flag) for a in node.args]
+        kwargs = {kw.arg: _eval_node(kw.value, flag) for kw in node.keywords
+                  if kw.arg is not None}
+        return SAFE_CALLS[node.func.id](*args, **kwargs)
+    raise SpinupError(f"{ast.unparse(node)!r} is not a literal or an allowed name.")
+
+
+def parse_flags(cmd: str, args: list[str]) -> tuple[dict, dict]:
+    """Turn ``--key v1 v2 ...`` tokens into ``(arg_dict, shorthands)``."""
+    if not args or "--" not in args[0]:
+        raise SpinupError(f"You didn't specify a first flag: after '{cmd}' come flags such as "
+                          f"--env Pendulum-v1 --epochs 10 (got {args[:1] or 'nothing'}).")
+    arg_dict: dict = {}
+    given_shorthands: dict = {}
+    key = None
+    for arg in args:
+        if "--" in arg:
+            key = arg.lstrip("-")
+            if "[" in key:
+                if not key.endswith("]"):
+                    raise SpinupError(f"The flag {arg} has an unclosed shorthand: write "
+                                      f"--key[sh], e.g. --lr[lr] 0.001 0.0003.")
+                key, sh = key[:-1].split("[", 1)
+                given_shorthands[key] = sh
+            if not key:
+                raise SpinupError(f"The flag {arg!r} has no name.")
+            arg_dict[key] = []
+        else:
+            is_name = SUBSTITUTIONS.get(key, key) in STRING_KEYS
+            arg_dict[key].append(arg if is_name else parse_value(arg, key))
+    for k, v in arg_dict.items():
+        if len(v) == 0:  # a bare flag is a boolean switch
+            v.append(True)
+
+    # Make substitutions, moving each substituted key to the end (the order
+    # of keys sets the order of parts in variant names).
+    for special_name, true_name in SUBSTITUTIONS.items():
+        if special_name in arg_dict:
+            arg_dict[true_name] = arg_dict.pop(special_name)
+        if special_name in given_shorthands:
+            given_shorthands[true_name] = given_shorthands.pop(special_name)
+    return arg_dict, given_shorthands
+
+
+def check_env_names(env_names: list) -> None:
+    """Refuse unregistered environment names (with the closest registered
+    ones) and MuJoCo environments without mujoco installed."""
+    import gymnasium as gym
+
+    registered = list(gym.envs.registry.keys())
+    for name in env_names:
+        if not isinstance(name, str):
+            raise SpinupError(f"--env must be an environment name; got {name!r}.")
+        spec = gym.envs.registry.get(name)
+        base = name.split("-v")[0]
+        mujoco_names = {k.split("-v")[0] for k, s in gym.envs.registry.items()
+                        if "mujoco" in str(s.entry_point)}
+        if spec is None:
+            close = difflib.get_close_matches(name, registered, n=5, cutoff=0.6)
+            same_base = sorted(k for k in registered if k.split("-v")[0] == base)
+            suggestions = same_base + [c for c in close if c not in same_base]
+            hint = (" It is a MuJoCo environment: install the mujoco extra with "
+                    "pip install 'spinup_tf2[mujoco]'." if base in mujoco_names else "")
+            raise SpinupError(
+                f"{name} is not registered with gymnasium. "
+                + (f"Closest registered names: {', '.join(suggestions[:5])}. "
+                   if suggestions else "")
+                + "Check for a typo (did you include the version tag, e.g. -v5?); "
+                  "gymnasium.pprint_registry() lists them all." + hint)
+        if "mujoco_py" in getattr(spec.entry_point, "__name__", ""):
+            newer = sorted(k for k in registered if k.split("-v")[0] == base
+                           and "mujoco_py" not in getattr(gym.spec(k).entry_point,
+                                                          "__name__", ""))
+            raise SpinupError(
+                f"{name} is a mujoco-py environment, which gymnasium no longer provides "
+                f"(its -v2/-v3 MuJoCo tasks moved to gymnasium-robotics). Use "
+                f"{' or '.join(newer[-2:]) or 'a -v5 version'} instead; it needs the mujoco "
+                f"extra: pip install 'spinup_tf2[mujoco]'.")
+        if "mujoco" in str(spec.entry_point):
+            try:
+                import mujoco  # noqa: F401
+            except ImportError:
+                raise SpinupError(f"{name} needs MuJoCo, which is not installed: "
+                                  f"pip install 'spinup_tf2[mujoco]' (gymnasium[mujoco]).")
+        if isinstance(spec.entry_point, str):
+            try:  # imports the env's module, which names a missing extra (Box2D, ...)
+                gym.envs.registration.load_env_creator(spec.entry_point)
+            except (gym.error.DependencyNotInstalled, ImportError) as err:
+                raise SpinupError(f"{name} needs a package that is not installed: {err}. "
+                                  f"Nothing was launched.") from None
+
+
+def whole_numbers_as_ints(arg_dict: dict, defaults: dict) -> None:
+    """Whole-number floats (``--replay_size 1e6``) as ints, for arguments whose default
+    is an int."""
+    for key, vals in arg_dict.items():
+        default = defaults.get(key)
+        if isinstance(default, int) and not isinstance(default, bool):
+            arg_dict[key] = [int(v) if isinstance(v, float) and v.is_integer() else v
+                             for v in vals]
+
+
+def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict]) -> None:
+    """Refuse, before anything is launched, a flag the algorithm has no argument
+    for, or a value its argument check refuses, in any variant of the grid."""
+    defaults = algo.defaults()
+    known = (set(defaults) - {"env_fn"}) | {"env_name"}
+    for variant in variants:
+        unknown = [k for k in variant if k not in known]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], sorted(known), n=3)
+            raise SpinupError(
+                f"--{unknown[0]} is not an argument of {algo.__name__}()"
+                + (f"; did you mean {' or '.join('--' + c for c in close)}?" if close else ".")
+                + f" Its arguments are listed by python -m spinup_tf2.run {algo.__name__} "
+                  f"--help, and the launcher's own flags are --cpu, --data_dir, --datestamp "
+                  f"(--dt), --parallel, --oversubscribe, --backend, --ray_address and "
+                  f"--ray_worker_dir.")
+        for key, value in variant.items():
+            default = defaults.get(key)
+            if value is True and not isinstance(default, bool) and default is not NOT_A_VALUE:
+                raise SpinupError(
+                    f"--{key} was given no value. A flag alone means True, which only on/off "
+                    f"arguments (--resume, --normalize_obs, ...) take; give one, e.g. --{key} "
+                    f"{default!r} (the default).")
+        args = {k: v for k, v in defaults.items() if v is not NOT_A_VALUE}
+        check_args({**args, **variant})

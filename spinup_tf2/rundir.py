@@ -1,0 +1,377 @@
+"""The run directory: every file a run writes, how it is written, and how it is read back.
+
+One run's output directory holds::
+
+    config.json        the arguments of sac() (written once, at the start)
+    progress.txt       one tab-separated row per epoch (appended, synced per row)
+    tf2_save/          the SavedModel of the policy (tf2_save<N>/ with numbered saves)
+    vars.pkl           the pickled environment, when it pickles (vars<N>.pkl)
+    train_state/       the training checkpoint that --resume continues from
+    tb/                TensorBoard scalars (tensorboard=True)
+    videos/            epoch_<N>.mp4 (video_freq > 0)
+    stdout.txt         the run's output, when a sweep runs it in the background
+
+Everything else in the package asks this module for those names, writers and readers.
+Writes are atomic: a file or folder is written under its temporary name (:func:`tmp_name`:
+``.tmp`` before the suffix, e.g. ``config.tmp.json``, ``tf2_save.tmp``), synced, then renamed
+into place, so a crash, Ctrl-C or kill at any moment leaves the old version or the
+new one, whole. A folder being replaced keeps its previous version under its name plus
+:data:`OLD` until the new one is in place; the readers fall back to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import os.path as osp
+import re
+import shutil
+import string
+import time
+
+from spinup_tf2.errors import SpinupError, colorize
+
+PROGRESS = "progress.txt"
+CONFIG = "config.json"
+TF2_SAVE = "tf2_save"
+TRAIN_STATE = "train_state"
+TENSORBOARD = "tb"
+VIDEOS = "videos"
+STDOUT = "stdout.txt"
+
+TMP = ".tmp"  # the one temporary-name mark, before the suffix (see tmp_name)
+OLD = ".old"  # a replaced folder's previous version, until the new one is in place
+
+# Exactly what a run writes (and overwrite=True removes): these names, with or without a
+# number (tf2_save3, vars3.pkl), as temporary or old versions too; nothing else.
+_RUN_FILE = re.compile(r"^(progress(\.tmp)?\.txt|config(\.tmp)?\.json|vars\d*(\.tmp)?\.pkl"
+                       r"|(tf2_save\d*|train_state|tb|videos)(\.tmp|\.old)?)$")
+
+
+# ---- Writing -------------------------------------------------------------------------------
+
+def tmp_name(path: str) -> str:
+    """Where ``path``'s next version is written before it is renamed into place: ``.tmp``
+    before the suffix (``config.tmp.json``, ``epoch_1.tmp.mp4``, ``tf2_save.tmp``), so
+    writers that go by the suffix (video encoders) still know the format."""
+    stem, ext = osp.splitext(path)
+    return stem + TMP + ext
+
+
+def write_text(path: str, text: str) -> None:
+    """Replace the file ``path`` with ``text``, atomically."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    """Replace the file ``path`` with ``data``, atomically."""
+    with atomic_file(path) as tmp:
+        with open(tmp, "wb") as f:
+            f.write(data)
+
+
+@contextlib.contextmanager
+def atomic_file(path: str):
+    """Yield the temporary path to write ``path``'s new version to (by any writer:
+    joblib, a video encoder, a converter); on success it is synced and renamed into
+    place, on an exception it is removed and ``path`` is left as it was."""
+    tmp = tmp_name(path)
+    _remove(tmp)
+    try:
+        yield tmp
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        _remove(tmp)
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str):
+    """Yield an empty temporary folder to write ``path``'s new version into; on success
+    it takes ``path``'s place (see :func:`existing_dir` for the moment in between), on an
+    exception it is removed."""
+    tmp = tmp_name(path)
+    _remove(tmp)
+    os.makedirs(tmp)
+    try:
+        yield tmp
+        for root, _, files in os.walk(tmp):  # on disk before the rename makes them current
+            for name in files:
+                with open(osp.join(root, name), "rb") as f:
+                    os.fsync(f.fileno())
+        old = path + OLD
+        _remove(old)
+        if osp.exists(path):
+            os.rename(path, old)
+        os.rename(tmp, path)
+        _remove(old)
+    finally:
+        _remove(tmp)
+
+
+def existing_dir(path: str) -> str | None:
+    """``path`` if it is a folder, else the previous version a kill between the two
+    renames of :func:`atomic_dir` leaves (``path`` + OLD), else None."""
+    for cand in (path, path + OLD):
+        if osp.isdir(cand):
+            return cand
+    return None
+
+
+def _remove(path: str) -> None:
+    if osp.isdir(path) and not osp.islink(path):
+        shutil.rmtree(path)
+    elif osp.lexists(path):
+        os.remove(path)
+
+
+# ---- Names ---------------------------------------------------------------------------------
+
+def tf2_save_dir(run_dir: str, itr: int | None = None) -> str:
+    """The SavedModel folder: ``tf2_save`` or, numbered, ``tf2_save<itr>``."""
+    return osp.join(run_dir, TF2_SAVE + ("" if itr is None else str(itr)))
+
+
+def vars_path(run_dir: str, itr: int | str | None = None) -> str:
+    """The pickled environment: ``vars.pkl`` or ``vars<itr>.pkl``."""
+    return osp.join(run_dir, f"vars{'' if itr is None else itr}.pkl")
+
+
+def video_path(run_dir: str, epoch: int) -> str:
+    """The video of the policy after ``epoch``: ``videos/epoch_<epoch>.mp4``."""
+    return osp.join(run_dir, VIDEOS, f"epoch_{epoch}.mp4")
+
+
+def output_dir_for(exp_name: str, seed: int | None = None, data_dir: str | None = None,
+                   datestamp: bool = False) -> str:
+    """Where a run of ``exp_name`` with ``seed`` goes (Spinning Up's naming):
+
+    - no seed: ``data_dir/exp_name``
+    - a seed: ``data_dir/exp_name/exp_name_s<seed>``
+    - a seed and datestamp:
+      ``data_dir/YYYY-MM-DD_exp_name/YYYY-MM-DD_HH-MM-SS-exp_name_s<seed>``
+
+    ``data_dir`` defaults to ``DEFAULT_DATA_DIR``, and ``FORCE_DATESTAMP`` turns the
+    datestamp on (:mod:`spinup_tf2.user_config`).
+    """
+    from spinup_tf2.user_config import DEFAULT_DATA_DIR, FORCE_DATESTAMP
+
+    check_exp_name(exp_name)
+    datestamp = datestamp or FORCE_DATESTAMP
+    relpath = (time.strftime("%Y-%m-%d_") if datestamp else "") + exp_name
+    if seed is not None:
+        stamp = time.strftime("%Y-%m-%d_%H-%M-%S") + "-" if datestamp else ""
+        relpath = osp.join(relpath, f"{stamp}{exp_name}_s{seed}")
+    return osp.join(data_dir or DEFAULT_DATA_DIR, relpath)
+
+
+def check_exp_name(exp_name) -> None:
+    """Raise :class:`SpinupError` unless ``exp_name`` is a plain name for a
+    directory: not empty, no path separator, not ``.`` or ``..``."""
+    seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    if (not isinstance(exp_name, str) or not exp_name.strip() or exp_name in (".", "..")
+            or any(s in exp_name for s in seps) or "\0" in exp_name):
+        raise SpinupError(f"exp_name={exp_name!r} is not a plain name: the experiment name "
+                          f"becomes a directory inside the data directory, so it must be "
+                          f"non-empty, without '/' and not '.' or '..', e.g. --exp_name "
+                          f"pendulum. Put runs elsewhere with --data_dir.")
+
+
+def name_fragment(v) -> str:
+    """A value as a fragment of a directory name: a named object gives its
+    ``__name__``, a list or tuple its items joined by ``-``; the result is
+    lowercased and every character outside ``[-_A-Za-z0-9]`` becomes ``-``."""
+    if hasattr(v, "__name__"):
+        return name_fragment(v.__name__)
+    if isinstance(v, (tuple, list)):
+        return "-".join(name_fragment(x) for x in v)
+    allowed = set("-_" + string.ascii_letters + string.digits)
+    return "".join(c if c in allowed else "-" for c in str(v).lower())
+
+
+# ---- Reading -------------------------------------------------------------------------------
+
+def read_config(run_dir: str) -> dict | None:
+    """The run's config.json as a dict; None if the run has none. A config.json that
+    cannot be read, is not JSON or is not a JSON object is a :class:`SpinupError`
+    naming the file: a run directory is never half-trusted."""
+    path = osp.join(run_dir, CONFIG)
+    if not osp.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+    except (OSError, ValueError) as err:
+        raise SpinupError(f"{path} cannot be read as JSON ({type(err).__name__}: "
+                          f"{str(err)[:160]}): it was cut short or edited by hand. Restore it, "
+                          f"or remove it and give what it held on the command line.") from None
+    if not isinstance(config, dict):
+        raise SpinupError(f"{path} holds a JSON {type(config).__name__}, not the object of "
+                          f"sac()'s arguments that a run writes there.")
+    return config
+
+
+def read_progress(run_dir: str):
+    """A run's progress.txt as a pandas DataFrame, leaving out the rows that are not
+    whole: a last line cut short (the run was writing it when it stopped, or the file
+    was copied then) or a row with the wrong number of fields; each skipped row is
+    named in a warning. Every reader of progress.txt uses this."""
+    import pandas as pd
+
+    path = osp.join(run_dir, PROGRESS)
+    header, rows, skipped = _progress_lines(path)
+    for where, why in skipped:
+        print(colorize(f"Warning: skipped {where} of {path}: {why}.", "yellow"))
+    return pd.read_table(io.StringIO("\n".join([header] + rows) + "\n"))
+
+
+def _progress_lines(path: str) -> tuple[str, list[str], list[tuple[str, str]]]:
+    """``(header, whole rows, [(where, why) for each skipped line])``."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    header, body, tail = lines[0], lines[1:-1], lines[-1] if len(lines) > 1 else ""
+    n_fields = len(header.split("\t"))
+    rows, skipped = [], []
+    for i, line in enumerate(body, start=2):
+        if line and len(line.split("\t")) != n_fields:
+            skipped.append((f"line {i}", f"it has {len(line.split(chr(9)))} fields, the "
+                                         f"header {n_fields}"))
+        elif line:
+            rows.append(line)
+    if tail:
+        skipped.append(("the last line", "it was cut mid-line (the run was writing it, or "
+                                         "the file was cut short)"))
+    return header, rows, skipped
+
+
+def progress_rows(run_dir: str) -> int:
+    """How many whole rows progress.txt holds (0 without the file)."""
+    try:
+        return len(_progress_lines(osp.join(run_dir, PROGRESS))[1])
+    except (OSError, UnicodeDecodeError):
+        return 0
+
+
+def progress_digest(run_dir: str, rows: int) -> str | None:
+    """SHA-256 of progress.txt's header and first ``rows`` rows (None if it has fewer):
+    what ties a training checkpoint to the progress.txt it was saved beside."""
+    try:
+        with open(osp.join(run_dir, PROGRESS), "rb") as f:
+            lines = f.read().splitlines(keepends=True)
+    except OSError:
+        return None
+    if len(lines) < rows + 1 or not all(ln.endswith(b"\n") for ln in lines[:rows + 1]):
+        return None
+    return hashlib.sha256(b"".join(lines[:rows + 1])).hexdigest()
+
+
+def open_progress(run_dir: str, keep_rows: int | None = None):
+    """progress.txt opened for the logger to append rows to: a new file, or with
+    ``keep_rows`` (resuming) the existing one cut back to its header and first
+    ``keep_rows`` whole rows. Returns ``(file, header or None, rows kept)``."""
+    path = osp.join(run_dir, PROGRESS)
+    if keep_rows is None or not osp.exists(path):
+        return open(path, "w", encoding="utf-8"), None, 0
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines(keepends=True)
+    kept = [ln for ln in lines[:1 + keep_rows] if ln.endswith("\n")]
+    write_text(path, "".join(kept))
+    header = kept[0].rstrip("\n").split("\t") if kept else None
+    return open(path, "a", encoding="utf-8"), header, max(0, len(kept) - 1)
+
+
+def find_saves(run_dir: str) -> dict:
+    """``{itr: folder}`` of the SavedModels in a run directory; itr is '' for
+    ``tf2_save`` and the number for ``tf2_save<N>``."""
+    saves = {}
+    for entry in os.listdir(run_dir):
+        name = entry[:-len(OLD)] if entry.endswith(OLD) else entry
+        itr = name[len(TF2_SAVE):]
+        if name.startswith(TF2_SAVE) and (itr == "" or itr.isdigit()):
+            folder = existing_dir(osp.join(run_dir, name))
+            if folder is not None:
+                saves[int(itr) if itr else ""] = folder
+    return saves
+
+
+def select_save(run_dir: str, itr="last", cmd: str = "test_policy") -> tuple:
+    """``(itr, folder)``: the SavedModel of a run directory that ``itr`` names
+    ('last', or the number N of a ``tf2_save<N>`` folder); ``itr`` is '' for
+    ``tf2_save``. Raises :class:`SpinupError` naming what the directory holds
+    (and the command, ``cmd``, to run on a run directory below it)."""
+    if not osp.isdir(run_dir):
+        raise SpinupError(f"{run_dir} is not a directory. Give the output directory of a run, "
+                          f"e.g. data/exp_name/exp_name_s0.")
+    saves = find_saves(run_dir)
+    if not saves:
+        runs = sorted(osp.relpath(root, run_dir) for root, dirs, _ in os.walk(run_dir)
+                      if any(d.startswith(TF2_SAVE) for d in dirs))
+        if runs:
+            raise SpinupError(f"{run_dir} holds no saved model itself, but these run "
+                              f"directories below it do: {', '.join(runs[:10])}. Give one of "
+                              f"them, e.g. python -m spinup_tf2.run {cmd} "
+                              f"{osp.join(run_dir, runs[0])}")
+        raise SpinupError(f"No saved model (tf2_save/) was found in {run_dir}. Give the output "
+                          f"directory of one run, e.g. data/exp_name/exp_name_s0, written by "
+                          f"sac() with save_freq >= 1.")
+    if itr == "last":
+        numbered = [k for k in saves if k != ""]
+        itr = max(numbered) if numbered else ""
+    elif not isinstance(itr, int) or itr not in saves:
+        raise SpinupError(f"There is no tf2_save{itr} in {run_dir}; saved iterations: "
+                          f"{sorted(str(k) if k != '' else 'tf2_save' for k in saves)}.")
+    return itr, saves[itr]
+
+
+# ---- Checks --------------------------------------------------------------------------------
+
+def check_writable_dir(path: str, what: str) -> None:
+    """Raise :class:`SpinupError` unless ``path`` is, or can be made as, a directory
+    this process may write in; ``what`` names it in the message (e.g. ``'--data_dir'``).
+    Nothing is created: the nearest existing ancestor is what is checked."""
+    probe = osp.abspath(path)
+    while not osp.exists(probe):
+        probe = osp.dirname(probe)
+    if not osp.isdir(probe):
+        raise SpinupError(f"{what} {path!r} cannot be a directory: {probe} is a file. Give "
+                          f"a directory you can write in, e.g. --data_dir ~/spinup_data.")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise SpinupError(f"{what} {path!r} is not writable: this user may not write in "
+                          f"{probe}. Give a directory you can write in, e.g. --data_dir "
+                          f"~/spinup_data.")
+
+
+def run_files(run_dir: str) -> list[str]:
+    """The files and folders in ``run_dir`` that a run wrote, by exact name."""
+    if not osp.isdir(run_dir):
+        return []
+    return sorted(osp.join(run_dir, e) for e in os.listdir(run_dir) if _RUN_FILE.match(e))
+
+
+def check_fresh_output_dir(run_dir: str | None, overwrite: bool) -> None:
+    """Before a new run writes anything in ``run_dir``: make sure it destroys no other
+    run's record. A directory that already holds a run (progress.txt with rows, or a
+    training checkpoint) is refused, unless ``overwrite``: then exactly the files a run
+    writes (:func:`run_files`) are removed, and one line says so."""
+    if not run_dir:
+        return
+    check_writable_dir(run_dir, "The output directory")
+    rows = progress_rows(run_dir)
+    has_checkpoint = existing_dir(osp.join(run_dir, TRAIN_STATE)) is not None
+    if not rows and not has_checkpoint:
+        return
+    what = ", ".join(w for w in (f"progress.txt with {rows} epochs" if rows else "",
+                                 "a training checkpoint" if has_checkpoint else "") if w)
+    if not overwrite:
+        raise SpinupError(
+            f"{run_dir} already holds a run ({what}), and starting again there would destroy "
+            f"its record. Nothing was written. Continue that run with resume=True (--resume), "
+            f"give this one another directory (exp_name, seed or data_dir), or replace the old "
+            f"run with overwrite=True (--overwrite).")
+    for path in run_files(run_dir):
+        _remove(path)
+    print(f"overwrite=True: removed the earlier run in {run_dir} ({what}).", flush=True)

@@ -1,0 +1,2 @@
+"""What sac() leans on while it runs: the training checkpoint, episode replay, the
+progress bar, videos."""
