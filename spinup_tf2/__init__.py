@@ -7,6 +7,8 @@ check its arguments before paying for TensorFlow's import.
 
 import importlib
 
+__version__ = "0.2.0"  # the one place: pyproject.toml reads it, CHANGELOG.md names it
+
 _EXPORTS = {
     "sac": ("spinup_tf2.algos.sac.sac", "sac"),
     "sac_tf2": ("spinup_tf2.algos.sac.sac", "sac"),
@@ -15,7 +17,7 @@ _EXPORTS = {
     "ExperimentGrid": ("spinup_tf2.utils.run_utils", "ExperimentGrid"),
 }
 
-__all__ = list(_EXPORTS) + ["tf_version"]
+__all__ = list(_EXPORTS) + ["tf_version", "__version__"]
 
 
 def __getattr__(name):

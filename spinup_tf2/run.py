@@ -172,5 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     return COMMANDS[cmd](argv[2:])
 
 
-if __name__ == "__main__":
+def console_main() -> None:
+    """The ``spinup_tf2`` console script: ``spinup_tf2 CMD ...`` is
+    ``python -m spinup_tf2.run CMD ...``."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    console_main()

@@ -1,7 +1,8 @@
 """Defaults a user may want to change, as in Spinning Up's ``user_config.py``.
 
 Two environment variables override them without editing this file:
-``SPINUP_TF2_DATA_DIR`` (where runs are written) and
+``SPINUP_TF2_DATA_DIR`` (where runs are written: by default the repository's data/ in a
+clone, ./data of the working directory when installed with ``pip install .``) and
 ``SPINUP_TF2_WAIT_BEFORE_LAUNCH`` (seconds of countdown before a CLI launch;
 ``0`` turns it off, as tests and scripts should).
 """
@@ -25,9 +26,18 @@ def _env_seconds(name: str, default: float) -> float:
     return value
 
 
-# Default output folder of runs: the data/ folder next to the package.
-DEFAULT_DATA_DIR = os.environ.get("SPINUP_TF2_DATA_DIR") or osp.join(
-    osp.abspath(osp.dirname(osp.dirname(__file__))), "data")
+def _default_data_dir() -> str:
+    """In a clone of the repository (an editable install), its data/ folder, as Spinning
+    Up does; in an installed package, ./data of the working directory (never inside
+    site-packages)."""
+    repo = osp.dirname(osp.dirname(osp.abspath(__file__)))
+    if osp.exists(osp.join(repo, "pyproject.toml")) and osp.isdir(osp.join(repo, "tests")):
+        return osp.join(repo, "data")
+    return osp.join(os.getcwd(), "data")
+
+
+# Default output folder of runs (see _default_data_dir).
+DEFAULT_DATA_DIR = os.environ.get("SPINUP_TF2_DATA_DIR") or _default_data_dir()
 
 # True: every run directory name starts with the date and time, as with --dt.
 FORCE_DATESTAMP = False

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import assert_clean_error, cli
+from helpers import assert_clean_error, cli, run_main
 
 
 @pytest.mark.parametrize("args", [[], ["help"], ["-h"], ["--help"]])
@@ -145,13 +145,34 @@ def test_experiment_grid_script_example(tmp_path):
     (["sac", "--env", "Pendulum-v1", "--act", "tf.nn"], ["--act", "names a module"]),
     (["sac", "--env", "Pendulum-v1", "--ac_kwargs:width", "3"], ["'width'", "hidden_sizes"]),
 ])
-def test_cli_errors_are_clear(args, words, tmp_path):
+def test_cli_errors_are_clear(args, words, tmp_path, capfd):
+    """Through the CLI's main() in this process; the last three launch an experiment
+    process, which refuses before it writes anything."""
     launchable = args[0] == "sac" and len(args) > 1 and args[1].startswith("--")
     if launchable and "--data_dir" not in args:
         args = args + ["--data_dir", str(tmp_path / "d")]  # a launch writes only under tmp
-    assert_clean_error(cli(*args), *words)
+    res = run_main(capfd, *args)
+    assert_clean_error(res, *words)
+    assert res.returncode == 2
     runs = [r for r, _, files in os.walk(tmp_path) if "config.json" in files]
     assert runs == []  # nothing written: no run directory has a config.json
+
+
+@pytest.mark.parametrize("args,words", [
+    (["sak"], ["'sak' is not a spinup_tf2 command"]),
+    (["sac", "--env", "Pendulm-v1"], ["Pendulm-v1 is not registered"]),
+    (["sac", "--env", "Pendulum-v1", "--epochs", "abc"], ["epochs='abc'"]),
+    (["sac", "--env", "Pendulum-v1", "--ac_kwargs:width", "3"], ["'width'"]),  # in the run
+    (["plot"], ["Give at least one logdir"]),
+    (["test_policy", "/nonexistent"], ["/nonexistent is not a directory"]),
+    (["export", "/nonexistent", "--format", "onnx"], ["/nonexistent is not a directory"]),
+])
+def test_every_command_exits_2_with_one_paragraph_on_stderr(args, words, tmp_path):
+    """Real processes: the exit code and stderr a shell sees, for each command."""
+    res = cli(*args, "--data_dir", str(tmp_path)) if args[0] == "sac" else cli(*args)
+    assert_clean_error(res, *words)
+    assert res.returncode == 2
+    assert "Error: " in res.stderr and words[0] in res.stderr
 
 
 def test_whole_number_floats_are_ints():

@@ -29,13 +29,23 @@ def test_discrete_fused_block_equals_single_updates():
                                                   dict(hidden_sizes=(16,)))
         pi_opt, q_opt = sac_mod.make_optimizers(ac, 1e-3)
         tuner = fast_path.EntropyTuner(1.0, 0.3, 1e-3)
+        variables = (ac.trainable_variables + ac_targ.q1.trainable_variables
+                     + ac_targ.q2.trainable_variables + tuner.variables)
+        start = [v.numpy().copy() for v in variables]
         update = sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, 0.99, 0.2, 0.995, tuner)
         if fused:
-            losses = fast_path.make_update_block(update)(*data)["LossQ1"].numpy()
+            info = fast_path.make_update_block(update)(*data)
+            losses = np.stack([info[k].numpy() for k in ("LossQ1", "LossPi", "Alpha")])
         else:
             single = tf_function(update)
-            losses = np.array([single(*(x[j] for x in data))["LossQ1"] for j in range(k)])
-        results.append((losses, [v.numpy() for v in ac.trainable_variables + tuner.variables]))
+            infos = [single(*(x[j] for x in data)) for j in range(k)]
+            losses = np.array([[float(i[key]) for i in infos]
+                               for key in ("LossQ1", "LossPi", "Alpha")])
+        results.append((losses, [v.numpy() for v in variables]))
+        # The block really learned: every network (target critics and alpha too) moved, and each of
+        # the k updates saw another state (so comparing them can fail).
+        assert all(not np.array_equal(a, b) for a, b in zip(start, results[-1][1]))
+        assert losses.shape == (3, k) and len(set(losses[0])) == k and len(set(losses[2])) == k
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-4, atol=1e-6)
     for a, b_ in zip(results[0][1], results[1][1]):
         np.testing.assert_allclose(a, b_, rtol=1e-4, atol=1e-6)

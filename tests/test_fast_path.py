@@ -1,12 +1,11 @@
 """Each fast-path helper against the plain formula it computes."""
 
-import gymnasium as gym
 import keras
 import numpy as np
 import pytest
+from helpers import actor_critics
 
-from spinup_tf2.algos.sac import core, fast_path
-from spinup_tf2.algos.sac import sac as sac_mod
+from spinup_tf2.algos.sac import fast_path
 
 tf = fast_path.tf
 
@@ -48,10 +47,7 @@ def test_adam_matches_tf1_formula():
 
 
 def _actor_critics(seed=0):
-    env = gym.make("Pendulum-v1")
-    keras.utils.set_random_seed(seed)
-    return sac_mod.build_actor_critics(core.MLPActorCritic, env.observation_space,
-                                       env.action_space, dict(hidden_sizes=(8,)))
+    return actor_critics(seed, hidden_sizes=(8,))
 
 
 def test_polyak_step_matches_plain_assignment():

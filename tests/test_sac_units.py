@@ -2,11 +2,11 @@
 update block against single updates, argument checks."""
 
 import gymnasium as gym
-import keras
 import numpy as np
 import pytest
+from helpers import actor_critics
 
-from spinup_tf2.algos.sac import core, fast_path
+from spinup_tf2.algos.sac import fast_path
 from spinup_tf2.algos.sac import sac as sac_mod
 from spinup_tf2.algos.sac.checks import check_sac_args, check_spaces
 from spinup_tf2.errors import SpinupError
@@ -42,10 +42,7 @@ def test_buffer_samples_uniformly_from_filled_part_only():
 
 
 def _setup(seed=0, lr=1e-3):
-    env = gym.make("Pendulum-v1")
-    keras.utils.set_random_seed(seed)
-    ac, ac_targ = sac_mod.build_actor_critics(core.MLPActorCritic, env.observation_space,
-                                              env.action_space, dict(hidden_sizes=(32, 32)))
+    ac, ac_targ = actor_critics(seed)
     pi_opt, q_opt = sac_mod.make_optimizers(ac, lr)
     return ac, ac_targ, pi_opt, q_opt
 

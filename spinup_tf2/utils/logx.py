@@ -29,7 +29,7 @@ class Logger:
     """Writes a run's diagnostics (progress.txt and the stdout table), its
     configuration (config.json), and its saved state and model."""
 
-    def __init__(self, output_dir: str | None = None, output_fname: str | None = "progress.txt",
+    def __init__(self, output_dir: str | None = None, output_fname: str | None = rundir.PROGRESS,
                  exp_name: str | None = None, tensorboard: bool = False,
                  append_after: int | None = None):
         """Open the output directory and progress.txt.

@@ -80,10 +80,10 @@ def get_datasets(logdir: str, condition: str | None = None) -> list[pd.DataFrame
         try:
             exp_data = rundir.read_progress(root)
         except (OSError, ValueError, pd.errors.EmptyDataError):
-            print("Could not read from %s" % osp.join(root, "progress.txt"))
+            print("Could not read from %s" % osp.join(root, rundir.PROGRESS))
             continue
         if len(exp_data) == 0:
-            print("Could not read from %s (no rows yet)" % osp.join(root, "progress.txt"))
+            print("Could not read from %s (no rows yet)" % osp.join(root, rundir.PROGRESS))
             continue
         exp_data.insert(len(exp_data.columns), "Unit", unit)
         exp_data.insert(len(exp_data.columns), "Condition1", condition1)
@@ -360,12 +360,19 @@ def make_plots(all_logdirs, legend=None, xaxis="TotalEnvInteracts", values="Perf
         path = None
         if savefig:
             stem, ext = osp.splitext(savefig)
-            path = savefig if len(values) == 1 else f"{stem}_{value}{ext or '.png'}"
+            ext = ext or ".png"
+            path = f"{stem}{ext}" if len(values) == 1 else f"{stem}_{value}{ext}"
+            formats = fig.canvas.get_supported_filetypes()
+            if ext[1:].lower() not in formats:
+                raise SpinupError(f"--savefig {savefig!r}: matplotlib cannot write {ext!r} files; "
+                                  f"give a name ending in one of "
+                                  f"{', '.join('.' + f for f in sorted(formats))}.")
         elif headless:
             path = _free_name(all_logdirs[0].rstrip(os.sep) + f"_{value}", ".png")
         if path:
             os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
-            fig.savefig(path, dpi=100)
+            with rundir.atomic_file(path) as tmp:  # a kill never leaves half a PNG
+                fig.savefig(tmp, dpi=100)
             written.append(path)
             print(("Saved the figure of %s to %s" % (value, path))
                   + (" (no display to show it on)" if headless else ""))

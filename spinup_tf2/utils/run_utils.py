@@ -25,17 +25,9 @@ from spinup_tf2.rundir import check_exp_name, output_dir_for
 
 def setup_logger_kwargs(exp_name: str, seed: int | None = None, data_dir: str | None = None,
                         datestamp: bool = False) -> dict:
-    """``dict(output_dir=..., exp_name=exp_name)`` for the logger of one run.
-
-    - no seed: ``data_dir/exp_name``
-    - a seed: ``data_dir/exp_name/exp_name_s<seed>``
-    - a seed and datestamp:
-      ``data_dir/YYYY-MM-DD_exp_name/YYYY-MM-DD_HH-MM-SS-exp_name_s<seed>``
-
-    ``data_dir`` defaults to ``DEFAULT_DATA_DIR`` and ``FORCE_DATESTAMP`` turns
-    the datestamp on (``spinup_tf2/user_config.py``). ``exp_name`` must be a
-    plain name (:func:`spinup_tf2.rundir.check_exp_name`), so that runs stay inside
-    ``data_dir``.
-    """
+    """``dict(output_dir=..., exp_name=exp_name)`` for the logger of one run, the output
+    directory named as :func:`spinup_tf2.rundir.output_dir_for` names it
+    (``data_dir/exp_name/exp_name_s<seed>``, with ``datestamp`` the date and time first).
+    ``exp_name`` must be a plain name, so that runs stay inside ``data_dir``."""
     check_exp_name(exp_name)
     return dict(output_dir=output_dir_for(exp_name, seed, data_dir, datestamp), exp_name=exp_name)

@@ -8,12 +8,11 @@ before it launches anything.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import DependencyNotInstalled
 
+from spinup_tf2 import rundir
 from spinup_tf2.errors import SpinupError
 
 # With n discrete actions and alpha='auto', the target entropy is this fraction of log(n)
@@ -80,8 +79,7 @@ def check_sac_args(args: dict):
     if video_freq:
         from spinup_tf2.policy.video import check_video_path
 
-        check_video_path(os.path.join(logger_kwargs.get("output_dir") or ".", "videos",
-                                      "epoch_1.mp4"))
+        check_video_path(rundir.video_path(logger_kwargs.get("output_dir") or ".", 1))
 
     for name, low in WHOLE_NUMBERS + (("seed", 0),):
         val = args[name]
