@@ -34,10 +34,10 @@ def main() -> int:
     from spinup_tf2.utils.run_utils import setup_logger_kwargs
 
     for seed in a.seed:
-        kw = dict(setup_logger_kwargs(exp_name, seed, a.data_dir), overwrite=a.overwrite)
+        kw = setup_logger_kwargs(exp_name, seed, a.data_dir)
         try:
             sac(lambda: gym.make("CartPole-v1"), seed=seed, epochs=10, steps_per_epoch=5000,
-                alpha=alpha, logger_kwargs=kw)
+                alpha=alpha, logger_kwargs=kw, overwrite=a.overwrite)
         except SpinupError as err:
             print_error(err)
             return 2

@@ -64,6 +64,7 @@ def test_datestamp_names(tmp_path):
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}-ds_s0", sub)
 
 
+@pytest.mark.slow  # four TensorFlow processes in turn; the default tests cover grids too
 def test_experiment_grid_script_example(tmp_path):
     """Spinning Up's bench script from its running docs, adapted to SAC."""
     script = tmp_path / "bench_sac_pendulum.py"

@@ -8,7 +8,7 @@ import shutil
 
 import numpy as np
 import pytest
-from helpers import CLI_TINY, assert_clean_error, cli
+from helpers import CLI_TINY, assert_clean_error, cli, run_main
 
 
 @pytest.fixture(scope="module")
@@ -163,17 +163,18 @@ def test_plot_errors(tmp_path, grid):
 
 
 # --------------------------------------------------------------------------- test_policy
+# In this process, through the CLI's main(argv): its TensorFlow is loaded once for all.
 
 
-def test_test_policy_runs_episodes(grid):
+def test_test_policy_runs_episodes(grid, capfd):
     data, _ = grid
     run = data / "g_h8" / "g_h8_s0"
-    res = cli("test_policy", str(run), "-n", "3", "-nr", "-l", "50")
+    res = run_main(capfd, "test_policy", str(run), "-n", "3", "-nr", "-l", "50")
     assert res.returncode == 0, res.stderr
     eps = re.findall(r"Episode (\d+) \t EpRet (-?[\d.]+) \t EpLen (\d+)", res.stdout)
     assert [e[0] for e in eps] == ["0", "1", "2"] and all(e[2] == "50" for e in eps)
     assert "Using default action op." in res.stdout and "AverageEpRet" in res.stdout
-    res = cli("test_policy", str(run), "-n", "1", "-nr", "-d")
+    res = run_main(capfd, "test_policy", str(run), "-n", "1", "-nr", "-d")
     assert "Using deterministic action op." in res.stdout
     assert re.search(r"Episode 0 \t EpRet -?[\d.]+ \t EpLen 200", res.stdout)
 
@@ -192,31 +193,34 @@ def test_load_policy_and_env_deterministic(grid):
     assert samples.std() > 0 and np.all(np.abs(samples) <= 2)
 
 
-def test_test_policy_rebuilds_env_from_config(grid, tmp_path):
+def test_test_policy_rebuilds_env_from_config(grid, tmp_path, capfd):
     import shutil
 
     data, _ = grid
     run = tmp_path / "copy"
     shutil.copytree(data / "g_h8" / "g_h8_s0", run)
     os.remove(run / "vars.pkl")
-    res = cli("test_policy", str(run), "-n", "1", "-nr")
+    res = run_main(capfd, "test_policy", str(run), "-n", "1", "-nr")
     assert res.returncode == 0, res.stderr
     assert "Rebuilding the environment Pendulum-v1 from config.json" in res.stdout
     assert "Episode 0" in res.stdout
 
 
-def test_test_policy_errors(tmp_path, grid):
-    assert_clean_error(cli("test_policy", str(tmp_path), "-nr"), "No saved model (tf2_save/)")
+def test_test_policy_errors(tmp_path, grid, capfd):
+    assert_clean_error(run_main(capfd, "test_policy", str(tmp_path), "-nr"),
+                       "No saved model (tf2_save/)")
     data, _ = grid
-    assert_clean_error(cli("test_policy", str(data / "g_h8"), "-nr"), "g_h8_s0",
+    assert_clean_error(run_main(capfd, "test_policy", str(data / "g_h8"), "-nr"), "g_h8_s0",
                        "Give one of them")
-    assert_clean_error(cli("test_policy", str(data / "g_h8" / "g_h8_s0"), "-nr", "-i", "7"),
+    assert_clean_error(run_main(capfd, "test_policy", str(data / "g_h8" / "g_h8_s0"), "-nr",
+                                "-i", "7"),
                        "There is no tf2_save7")
     cut = tmp_path / "cut_s0"
     shutil.copytree(data / "g_h8" / "g_h8_s0", cut)
     pb = cut / "tf2_save" / "saved_model.pb"
     pb.write_bytes(pb.read_bytes()[:pb.stat().st_size // 2])
-    assert_clean_error(cli("test_policy", str(cut), "-nr"), f"{cut / 'tf2_save'} cannot be loaded",
+    assert_clean_error(run_main(capfd, "test_policy", str(cut), "-nr"),
+                       f"{cut / 'tf2_save'} cannot be loaded",
                        "cut short or damaged")
 
 
@@ -236,7 +240,7 @@ with open(sys.argv[1], "wb") as f:
 """
 
 
-def test_test_policy_runs_no_code_from_vars_pkl_unless_trusted(grid, tmp_path):
+def test_test_policy_runs_no_code_from_vars_pkl_unless_trusted(grid, tmp_path, capfd):
     import shutil
     import subprocess
     import sys
@@ -247,18 +251,23 @@ def test_test_policy_runs_no_code_from_vars_pkl_unless_trusted(grid, tmp_path):
     marker = tmp_path / "ran_foreign_code"
     subprocess.run([sys.executable, "-c", PICKLE_BOMB, str(run / "vars.pkl"), str(marker)],
                    check=True)
-    res = cli("test_policy", str(run), "-n", "1", "-nr")
+    res = run_main(capfd, "test_policy", str(run), "-n", "1", "-nr")
     assert res.returncode == 0, res.stderr
     assert "Rebuilding the environment Pendulum-v1 from config.json" in res.stdout
     assert not marker.exists()
-    cli("test_policy", str(run), "-n", "1", "-nr", "--trust_vars_pkl")
+    res = run_main(capfd, "test_policy", str(run), "-n", "1", "-nr", "--trust_vars_pkl")
     assert marker.exists()  # the flag does what it says: it unpickles the file
+    # What it unpickled is no environment: said in one line, and the config's env is used.
+    assert res.returncode == 0, res.stderr
+    assert "vars.pkl holds no environment under 'env' (its type is int)" in res.stdout
+    assert "Rebuilding the environment Pendulum-v1 from config.json" in res.stdout
 
 
-def test_test_policy_without_a_display_runs_without_rendering(grid):
+def test_test_policy_without_a_display_runs_without_rendering(grid, monkeypatch, capfd):
     data, _ = grid
-    env = {k: "" for k in ("DISPLAY", "WAYLAND_DISPLAY")}
-    res = cli("test_policy", str(data / "g_h8" / "g_h8_s0"), "-n", "2", env=env)
+    for k in ("DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.setenv(k, "")
+    res = run_main(capfd, "test_policy", str(data / "g_h8" / "g_h8_s0"), "-n", "2")
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stdout + res.stderr
     assert sum("No display here" in ln for ln in res.stdout.splitlines()) == 1

@@ -126,6 +126,7 @@ def test_video_freq_flag_and_bad_values(tmp_path):
             logger_kwargs=dict(output_dir=str(tmp_path / "bad"), video_freq=-2))
 
 
+@pytest.mark.slow  # 150 rendered MuJoCo steps; the default MP4 test renders MuJoCo too
 def test_mujoco_camera_follows_the_body():
     """A runner stays in the picture: after each rendered step the camera looks at
     the torso's x, which has moved. Run in a fresh process without TensorFlow (see

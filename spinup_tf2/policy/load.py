@@ -74,12 +74,19 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
                               f"'gymnasium[classic-control]'); add --norender (-nr) to run "
                               f"without a window.") from None
     if trust_pickle:
+        path = rundir.vars_path(fpath, itr)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return joblib.load(rundir.vars_path(fpath, itr))["env"]
-        except Exception:
-            pass
+                env = joblib.load(path)["env"]
+        except Exception as err:  # unpickling can raise anything
+            print(f"Could not load the environment from {path} ({type(err).__name__}: "
+                  f"{str(err)[:160]}).", flush=True)
+        else:
+            if callable(getattr(env, "reset", None)) and callable(getattr(env, "step", None)):
+                return env
+            print(f"{path} holds no environment under 'env' (its type is "
+                  f"{type(env).__name__}).", flush=True)
     if env_name:
         import gymnasium as gym
 
