@@ -37,10 +37,14 @@ def interrupt_once() -> None:
     callback that cannot raise (a weakref's, during garbage collection); there
     the KeyboardInterrupt would be printed as "Exception ignored" and lost. It
     is raised again a few milliseconds later instead (from a SIGALRM timer),
-    silently, until it lands in code that can stop.
+    silently, until it lands in code that can stop. Raised inside a C++ extension's
+    callback, it can also come out as another exception (pybind11 turns it into a
+    RuntimeError); :func:`was_interrupted` tells the caller it was the Ctrl-C.
     """
 
     def first(signum, frame):
+        global _interrupted
+        _interrupted = True
         ignore_interrupts()
         raise KeyboardInterrupt
 
@@ -58,6 +62,14 @@ def interrupt_once() -> None:
 
     signal.signal(signal.SIGINT, first)
     sys.unraisablehook = hook
+
+
+_interrupted = False
+
+
+def was_interrupted() -> bool:
+    """Whether the Ctrl-C that :func:`interrupt_once` handles has arrived."""
+    return _interrupted
 
 
 def ignore_interrupts() -> None:

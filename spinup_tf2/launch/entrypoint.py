@@ -10,10 +10,16 @@ if __name__ == "__main__":
     import cloudpickle
 
     from spinup_tf2.errors import cli_main
-    from spinup_tf2.lifetime import die_with_parent, interrupt_once
+    from spinup_tf2.lifetime import die_with_parent, interrupt_once, was_interrupted
 
     die_with_parent()  # a killed launcher takes its experiment with it
     interrupt_once()
     thunk = cloudpickle.loads(zlib.decompress(base64.b64decode(sys.argv[1])))
     # The launcher says where the data is after Ctrl-C; sac()'s stop on NaN says what is intact.
-    sys.exit(cli_main(thunk))
+    try:
+        code = cli_main(thunk)
+    except Exception:
+        if not was_interrupted():
+            raise
+        code = 130  # the Ctrl-C, come out of a C++ extension as another exception
+    sys.exit(code)
