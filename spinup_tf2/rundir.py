@@ -22,6 +22,7 @@ new one, whole. A folder being replaced keeps its previous version under its nam
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import io
 import json
@@ -29,6 +30,7 @@ import os
 import os.path as osp
 import re
 import shutil
+import socket
 import string
 import time
 
@@ -167,6 +169,30 @@ def output_dir_for(exp_name: str, seed: int | None = None, data_dir: str | None 
         stamp = time.strftime("%Y-%m-%d_%H-%M-%S") + "-" if datestamp else ""
         relpath = osp.join(relpath, f"{stamp}{exp_name}_s{seed}")
     return osp.join(data_dir or DEFAULT_DATA_DIR, relpath)
+
+
+def new_run_dir(exp_name: str | None = None, data_dir: str | None = None) -> str:
+    """A new, empty directory for a run that was given no output directory (``sac()`` from
+    Python without ``logger_kwargs['output_dir']``):
+    ``data_dir/<exp_name>/<exp_name>_<YYYY-MM-DD_HH-MM-SS>``, with ``-2``, ``-3``, ... when
+    that exists. Made here, exclusively, so that runs started in the same second by
+    different processes get different directories. ``exp_name`` defaults to ``sac``."""
+    from spinup_tf2.user_config import DEFAULT_DATA_DIR
+
+    name = exp_name or "sac"
+    check_exp_name(name)
+    parent = osp.join(data_dir or DEFAULT_DATA_DIR, name)
+    check_writable_dir(parent, "The data directory")
+    os.makedirs(parent, exist_ok=True)
+    base = osp.join(parent, f"{name}_{time.strftime('%Y-%m-%d_%H-%M-%S')}")
+    path, n = base, 1
+    while True:
+        try:
+            os.mkdir(path)
+            return path
+        except FileExistsError:
+            n += 1
+            path = f"{base}-{n}"
 
 
 def check_exp_name(exp_name) -> None:
@@ -375,3 +401,76 @@ def check_fresh_output_dir(run_dir: str | None, overwrite: bool) -> None:
     for path in run_files(run_dir):
         _remove(path)
     print(f"overwrite=True: removed the earlier run in {run_dir} ({what}).", flush=True)
+
+
+def check_no_links(run_dir: str) -> None:
+    """Refuse a run directory in which a file or folder a run writes (or its temporary
+    name) is a symbolic link: writing through it would change a file elsewhere."""
+    if not osp.isdir(run_dir):
+        return
+    links = sorted(e for e in os.listdir(run_dir)
+                   if (_RUN_FILE.match(e) or e == STDOUT) and osp.islink(osp.join(run_dir, e)))
+    if links:
+        raise SpinupError(f"{run_dir} holds symbolic links where a run writes its files "
+                          f"({', '.join(links)} -> {os.readlink(osp.join(run_dir, links[0]))}"
+                          f"{', ...' if len(links) > 1 else ''}); writing there would change "
+                          f"files outside the run directory. Nothing was written. Remove the "
+                          f"links, or give the run another directory.")
+
+
+# ---- One writer per run directory ----------------------------------------------------------
+
+_claimed: dict[str, int] = {}  # run directory -> the descriptor holding its lock
+
+
+def claim(run_dir: str, what: str) -> None:
+    """Make this process the one writer of ``run_dir`` (created if needed) until
+    :func:`release` or until it exits; ``what`` (``'a run'``, ``'an export'``) names the
+    writer in messages. The lock is an advisory ``flock`` on the folder itself: the
+    operating system drops it when the process dies, so a kill never leaves it stuck.
+    Another process holding it is a :class:`SpinupError` naming that process."""
+    key = osp.realpath(run_dir)
+    if key in _claimed:
+        return  # this process holds it already (sac() called again from one script)
+    os.makedirs(run_dir, exist_ok=True)
+    fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise SpinupError(
+            f"{run_dir} is being written by another process ({_lock_holder(run_dir)}), so "
+            f"{what} here now would mix two writers' files. Nothing was written. Wait for it "
+            f"to end (or stop it: Ctrl-C keeps what it wrote), or give this one another "
+            f"directory (exp_name, seed or data_dir).") from None
+    _claimed[key] = fd
+
+
+def release(run_dir: str) -> None:
+    """Give up the lock :func:`claim` took (nothing if this process holds none)."""
+    fd = _claimed.pop(osp.realpath(run_dir), None)
+    if fd is not None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _lock_holder(run_dir: str) -> str:
+    """'PID n on HOST: command' of the process holding run_dir's flock, from /proc/locks
+    (Linux); 'a process on HOST' where that cannot be read."""
+    host = socket.gethostname()
+    try:
+        st = os.stat(run_dir)
+        ident = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+        with open("/proc/locks") as f:
+            for line in f:
+                parts = line.split()
+                if "FLOCK" in parts and ident in parts:
+                    pid = parts[parts.index(ident) - 1]
+                    with open(f"/proc/{pid}/cmdline", "rb") as c:
+                        cmd = c.read().replace(b"\0", b" ").decode(errors="replace").strip()
+                    if len(cmd) > 160:
+                        cmd = cmd[:157] + "..."
+                    return f"PID {pid} on {host}: {cmd}"
+    except (OSError, ValueError):
+        pass
+    return f"a process on {host}"

@@ -117,6 +117,30 @@ def test_numpy_actor_declines_unknown_activation():
     assert fast_path.NumpyActor.maybe(ac.pi) is None
 
 
+def test_a_subclassed_actor_acts_with_its_own_math():
+    """The numpy copy mirrors only the exact actor class: a subclass that changes the math
+    (here: actions halved) acts as it says, in sac()'s acting path too."""
+
+    class HalvedActor(core.SquashedGaussianMLPActor):
+        def call(self, obs, deterministic=False, with_logprob=True, noise=None):
+            pi, logp = super().call(obs, deterministic, with_logprob, noise)
+            return pi * 0.5, logp
+
+    env = gym.make("Pendulum-v1")
+    ac = core.MLPActorCritic(env.observation_space, env.action_space, hidden_sizes=(8,))
+    halved = HalvedActor(ac.pi.obs_dim, ac.pi.act_dim, (8,), tf.nn.relu, ac.pi.act_limit)
+    obs = np.random.default_rng(0).normal(size=3).astype(np.float32)
+    halved(obs[None])  # build, then give it the same weights
+    for mine, theirs in zip(halved.weights, ac.pi.weights):
+        mine.assign(theirs)
+    assert fast_path.NumpyActor.maybe(halved) is None
+    ac.pi = halved
+    act = fast_path.make_get_action(ac, np.random.default_rng(0), 1)
+    want = halved(obs[None], deterministic=True, with_logprob=False)[0].numpy()[0]
+    np.testing.assert_allclose(act(obs, True), want, rtol=1e-5)
+    assert 0 < abs(act(obs, True)[0]) <= 1.0  # half of Pendulum's limit of 2
+
+
 def test_export_loads_without_spinup_tf2(tmp_path, pendulum_ac):
     import subprocess
     import sys

@@ -88,6 +88,23 @@ def test_resume_errors(tmp_path):
     assert len(r) == 1  # the refused resume wrote nothing
 
 
+def test_resume_without_a_checkpoint_says_the_command_that_works(tmp_path):
+    """No train_state/ beside a progress.txt with rows: the refusal names --overwrite (starting
+    again without --resume would be refused, as the directory holds a run), and it works."""
+    import shutil
+
+    out = str(tmp_path / "run")
+    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY, logger_kwargs=dict(output_dir=out))
+    shutil.rmtree(os.path.join(out, "train_state"))
+    with pytest.raises(SpinupError, match="with --overwrite .* instead of --resume; that "
+                                          "replaces its progress.txt of 1 epochs"):
+        sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **TINY,
+            logger_kwargs=dict(output_dir=out))
+    sac(lambda: gym.make("Pendulum-v1"), epochs=2, overwrite=True, **TINY,
+        logger_kwargs=dict(output_dir=out))
+    assert len(rows(out)[1]) == 2
+
+
 
 # ----------------------------------------------------------- restarts lose nothing
 

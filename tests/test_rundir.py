@@ -122,3 +122,130 @@ def test_plot_savefig_names_its_format_or_refuses(tmp_path, capfd):
     res = run_main(capfd, "plot", str(run), "--savefig", str(tmp_path / "fig"))
     assert res.returncode == 0, res.stderr
     assert sorted(os.listdir(tmp_path)) == ["exp", "fig.png"]  # no .tmp left, no bare 'fig'
+
+
+# ---- One writer per run directory (#28) -----------------------------------------------------
+
+def test_a_second_writer_is_refused_while_a_run_writes_and_a_kill_frees_the_directory(
+        tmp_path, capfd):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from helpers import like_a_terminal, run_main
+
+    out = tmp_path / "busy" / "busy_s0"
+    args = ["sac", "--env", "Pendulum-v1", "--exp_name", "busy", "--data_dir", str(tmp_path),
+            "--epochs", "5000", "--steps_per_epoch", "300", "--start_steps", "100",
+            "--update_after", "100", "--num_test_episodes", "1", "--hid", "[8]"]
+    env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0")
+    proc = subprocess.Popen([sys.executable, "-m", "spinup_tf2.run", *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, preexec_fn=like_a_terminal)
+    try:
+        while rundir.progress_rows(str(out)) < 1:
+            assert proc.poll() is None
+            time.sleep(0.1)
+        before = (out / "config.json").read_text()
+        # The same command in another terminal, a resume, and sac() from Python with
+        # overwrite=True: each refused in one paragraph naming the writer.
+        for extra in ([], ["--resume"], ["--overwrite"]):
+            assert proc.poll() is None  # the first run is still writing
+            res = run_main(capfd, *args, *extra)
+            assert res.returncode == 2, (extra, res.stderr)
+            assert "is being written by another process (PID" in res.stderr, res.stderr
+            assert "spinup_tf2.launch.entrypoint" in res.stderr
+        with pytest.raises(SpinupError, match="being written by another process"):
+            sac(lambda: gym.make("Pendulum-v1"), **TINY, overwrite=True,
+                logger_kwargs=dict(output_dir=str(out)))
+        assert (out / "config.json").read_text() == before and proc.poll() is None
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    # The kill released the lock (once the kernel has ended the killed experiment process,
+    # which its dead launcher no longer waits for): nothing is stuck.
+    deadline = time.time() + 10
+    while True:
+        try:
+            rundir.claim(str(out), "a test")
+            break
+        except SpinupError:
+            assert time.time() < deadline
+            time.sleep(0.1)
+    rundir.release(str(out))
+
+
+def test_a_checkpoint_without_its_progress_digest_is_not_resumed(tmp_path):
+    out = str(tmp_path / "run")
+    kw = dict(TINY, epochs=1, num_test_episodes=1)
+    sac(lambda: gym.make("Pendulum-v1"), **kw, logger_kwargs=dict(output_dir=out))
+    state_path = os.path.join(out, "train_state", "state.json")
+    state = json.load(open(state_path))
+    state["progress_sha256"] = None
+    json.dump(state, open(state_path, "w"))
+    progress = open(os.path.join(out, "progress.txt")).read()
+    with pytest.raises(SpinupError, match="does not belong to the progress.txt"):
+        sac(lambda: gym.make("Pendulum-v1"), **dict(kw, epochs=2), resume=True,
+            logger_kwargs=dict(output_dir=out))
+    assert open(os.path.join(out, "progress.txt")).read() == progress
+
+
+@pytest.mark.parametrize("name", ["progress.txt", "config.tmp.json", "vars.tmp.pkl"])
+def test_run_files_that_are_symlinks_are_refused(tmp_path, name):
+    out, target = tmp_path / "run", tmp_path / "elsewhere.txt"
+    out.mkdir()
+    target.write_text("not yours")
+    os.symlink(target, out / name)
+    with pytest.raises(SpinupError, match=f"symbolic links where a run writes.*{name}"):
+        sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1),
+            logger_kwargs=dict(output_dir=str(out)))
+    assert target.read_text() == "not yours" and sorted(os.listdir(out)) == [name]
+
+
+def test_grid_variants_sharing_a_directory_are_refused_before_launch(tmp_path, capfd):
+    from helpers import run_main
+
+    res = run_main(capfd, "sac", "--env", "Pendulum-v1", "--exp_name", "dup", "--seed", "0",
+                   "0", "--data_dir", str(tmp_path))
+    assert res.returncode == 2
+    assert "2 variants of this grid would write the same directory" in res.stderr
+    assert "dup (seed 0), dup (seed 0)" in res.stderr
+    assert "Running experiment" not in res.stdout and os.listdir(tmp_path) == []
+
+
+def test_a_run_directory_naming_a_module_runs_no_code(tmp_path):
+    """config.json's env_name 'mymod:Pendulum-v1' would make gymnasium import mymod.py from
+    the working directory: test_policy and --video refuse it unless trusted."""
+    from helpers import assert_clean_error, cli
+
+    out = tmp_path / "run"
+    sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1, num_test_episodes=1),
+        logger_kwargs=dict(output_dir=str(out)))
+    config = json.load(open(out / "config.json"))
+    config["env_name"] = "mymod:Pendulum-v1"
+    json.dump(config, open(out / "config.json", "w"))
+    (tmp_path / "mymod.py").write_text("open('RAN', 'w').close()\n")
+    for extra in ([], ["--video", str(tmp_path / "v.gif")]):
+        res = cli("test_policy", str(out), "-nr", "-n", "1", *extra, cwd=tmp_path)
+        assert_clean_error(res, "'mymod:Pendulum-v1', which is not an id registered",
+                           "(the module mymod)", "--trust_vars_pkl")
+        assert res.returncode == 2 and not (tmp_path / "RAN").exists()
+    res = cli("test_policy", str(out), "-nr", "-n", "1", "--trust_vars_pkl", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "Episode 0" in res.stdout  # trusted: vars.pkl's env, as asked
+
+
+def test_python_runs_without_output_dir_get_distinct_directories(tmp_path, monkeypatch):
+    import spinup_tf2.user_config as user_config
+
+    monkeypatch.setattr(user_config, "DEFAULT_DATA_DIR", str(tmp_path))
+    made = [rundir.new_run_dir() for _ in range(3)]  # the same second, most likely
+    assert len(set(made)) == 3 and all(os.path.isdir(m) and not os.listdir(m) for m in made)
+    assert all(os.path.dirname(m) == str(tmp_path / "sac") for m in made)
+    sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1, num_test_episodes=1),
+        logger_kwargs=dict(exp_name="py"))
+    (run,) = os.listdir(tmp_path / "py")
+    config = json.load(open(tmp_path / "py" / run / "config.json"))
+    assert config["logger_kwargs"]["output_dir"] == str(tmp_path / "py" / run)
+    assert rundir.progress_rows(str(tmp_path / "py" / run)) == 1

@@ -62,9 +62,11 @@ def test_saved_model_runs_standalone(tiny_run):
         "import json, sys, numpy as np, tensorflow as tf\n"
         f"m = tf.saved_model.load({os.path.join(tiny_run, 'tf2_save')!r})\n"
         "obs = np.random.default_rng(0).normal(size=(50, 3)).astype(np.float32)\n"
-        "mu = m.signatures['mu'](x=obs)['output_0'].numpy()\n"
-        "pi = m.signatures['pi'](x=obs)['output_0'].numpy()\n"
-        "q = m.signatures['q2'](x=obs, a=mu)['output_0'].numpy()\n"
+        "mu = m.signatures['mu'](x=obs)['action'].numpy()\n"
+        "pi = m.signatures['pi'](x=obs)['action'].numpy()\n"
+        "q = m.signatures['q2'](x=obs, a=mu)['q'].numpy()\n"
+        "served = m.signatures['serving_default'](x=obs)['action'].numpy()\n"
+        "assert (served == mu).all()\n"
         "assert 'spinup_tf2' not in sys.modules\n"
         "print(json.dumps([sorted(m.signatures), mu.shape, pi.shape, q.shape,\n"
         "                  float(np.abs(mu).max()), float(np.abs(pi).max()),\n"
@@ -73,7 +75,7 @@ def test_saved_model_runs_standalone(tiny_run):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     sigs, mu_shape, pi_shape, q_shape, mu_max, pi_max, same, spread = json.loads(
         out.stdout.strip().splitlines()[-1])
-    assert sigs == ["mu", "pi", "q1", "q2"]
+    assert sigs == ["mu", "pi", "q1", "q2", "serving_default"]
     assert mu_shape == [50, 1] and pi_shape == [50, 1] and q_shape == [50]
     assert mu_max <= 2.0 and pi_max <= 2.0  # Pendulum's action limit
     assert same and spread > 0  # mu is deterministic, pi samples
@@ -88,6 +90,20 @@ def test_same_seed_same_numbers_other_seed_other_numbers(tiny_run, tmp_path):
     # Another seed gives other numbers in every epoch that learned (epoch 1 has updates).
     assert all(a["AverageQ1Vals"] != c["AverageQ1Vals"] and a["LossPi"] != c["LossPi"]
                for a, c in zip(first[1], third[1]))
+
+
+def test_saved_model_loads_with_keras_tfsmlayer_defaults(tiny_run):
+    """Keras 3's TFSMLayer calls serving_default: the deterministic action, named."""
+    import keras
+
+    layer = keras.layers.TFSMLayer(os.path.join(tiny_run, "tf2_save"))
+    obs = np.random.default_rng(1).normal(size=(5, 3)).astype(np.float32)
+    out = layer(obs)
+    assert list(out) == ["action"] and tuple(out["action"].shape) == (5, 1)
+    import tensorflow as tf
+    model = tf.saved_model.load(os.path.join(tiny_run, "tf2_save"))  # alive while called
+    mu = model.mu(obs).numpy()
+    np.testing.assert_array_equal(np.asarray(out["action"]), mu)
 
 
 class NaNRewardAfter(gym.Wrapper):

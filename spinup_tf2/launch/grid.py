@@ -14,6 +14,7 @@ from spinup_tf2.errors import SpinupError, colorize
 from spinup_tf2.launch.processes import (
     DIV_LINE_WIDTH,
     experiment_command,
+    output_dir_of,
     resolve_num_cpu,
     run_and_report,
     run_parallel,
@@ -162,6 +163,24 @@ class ExperimentGrid:
             combos = [{**c, k: v} for c in combos for v in vals]
         return [_nest(c) for c in combos]
 
+    def _check_distinct_output_dirs(self, variants: list[dict], data_dir: str | None,
+                                    datestamp: bool) -> None:
+        """Refuse, before anything launches, variants that would write one directory."""
+        where: dict[str, list[str]] = {}
+        for var in variants:
+            name = self.variant_name(var)
+            out = output_dir_of(name, var, data_dir, datestamp)
+            where.setdefault(out, []).append(f"{name} (seed {var.get('seed', 0)})")
+        shared = {out: names for out, names in where.items() if len(names) > 1}
+        if shared:
+            out, names = next(iter(shared.items()))
+            raise SpinupError(
+                f"{len(names)} variants of this grid would write the same directory {out}: "
+                f"{', '.join(names)}; their runs would overwrite each other. Nothing was "
+                f"launched. Give each value once (e.g. --seed 0 10, not --seed 0 0), or name "
+                f"the differing key in the variant names: ExperimentGrid.add(key, values, "
+                f"in_name=True), or --key[sh] on the command line.")
+
     def run(self, thunk, num_cpu: int | str = 1, data_dir: str | None = None,
             datestamp: bool = False, parallel: int = 1, oversubscribe: bool = False,
             backend: str = "local", address: str | None = None,
@@ -201,6 +220,7 @@ class ExperimentGrid:
         line = "=" * DIV_LINE_WIDTH
         print("\n" + colorize("Preparing to run the following experiments...", color="green",
                               bold=True) + "\n\n" + "\n".join(names) + "\n\n" + line)
+        self._check_distinct_output_dirs(variants, data_dir, datestamp)
         # Refuse a bad num_cpu or parallel before the countdown.
         if backend == "ray":
             from spinup_tf2.launch.ray_backend import check_ray_installed

@@ -100,7 +100,7 @@ def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
             print("Note: Call experiment is not handling logger_kwargs.\n")
     else:  # only options such as tensorboard given: add where the run goes
         kwargs["logger_kwargs"] = {
-            "output_dir": rundir.output_dir_for(exp_name, seed, data_dir, datestamp),
+            "output_dir": output_dir_of(exp_name, kwargs, data_dir, datestamp),
             "exp_name": exp_name, **kwargs.get("logger_kwargs", {})}
     output_dir = kwargs["logger_kwargs"]["output_dir"]
 
@@ -117,6 +117,15 @@ def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
 
     encoded = base64.b64encode(zlib.compress(cloudpickle.dumps(thunk_plus))).decode("utf-8")
     return [sys.executable or "python", "-m", ENTRYPOINT, encoded], output_dir
+
+
+def output_dir_of(exp_name: str, kwargs: dict, data_dir: str | None = None,
+                  datestamp: bool = False) -> str:
+    """Where the experiment ``exp_name`` with arguments ``kwargs`` writes: the
+    ``output_dir`` its ``logger_kwargs`` name, else the directory
+    :func:`spinup_tf2.rundir.output_dir_for` names for its seed (0 if none)."""
+    given = (kwargs.get("logger_kwargs") or {}).get("output_dir")
+    return given or rundir.output_dir_for(exp_name, kwargs.get("seed", 0), data_dir, datestamp)
 
 
 def run_parallel(jobs: list, parallel: int) -> None:

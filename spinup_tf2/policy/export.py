@@ -78,6 +78,9 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
 
     data = _to_onnx(policy, sig) if fmt == "onnx" else _to_tflite(policy, model)
     os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
+    into_run = osp.realpath(osp.dirname(osp.abspath(out))) == osp.realpath(fpath)
+    if into_run:  # one writer per run directory
+        rundir.claim(fpath, "an export")
     try:
         with rundir.atomic_file(out) as tmp:
             with open(tmp, "wb") as f:
@@ -97,6 +100,9 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
     except OSError as err:
         raise SpinupError(f"--out {out!r} cannot be written ({err.strerror}); give a file in "
                           f"a directory you can write in.") from None
+    finally:
+        if into_run:
+            rundir.release(fpath)
     return dict(path=out, format=fmt, bytes=len(data), obs_dim=obs_dim, discrete=discrete,
                 act_shape=list(expected.shape[1:]), dtype=str(expected.dtype),
                 normalize_obs=_normalizes(fpath), runtime=runtime, max_abs_diff=diff,

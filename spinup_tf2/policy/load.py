@@ -56,6 +56,8 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
     """The env rebuilt from config.json's env_name (with ``render_mode``), or
     (trusted directories only, no render mode) the one pickled in vars<itr>.pkl."""
     env_name = (rundir.read_config(fpath) or {}).get("env_name")
+    if env_name is not None and not trust_pickle:
+        _check_registered(env_name, fpath)
     if render_mode == "rgb_array":
         if not env_name:
             raise SpinupError(f"A video needs the environment rebuilt from config.json, but "
@@ -93,6 +95,22 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
         print(f"Rebuilding the environment {env_name} from config.json.")
         return gym.make(env_name)
     return None
+
+
+def _check_registered(env_name, fpath: str) -> None:
+    """A run directory is data, not code: its config.json may name only an environment id
+    registered with gymnasium. (``gym.make('mod:Name-v0')`` would import ``mod`` from the
+    working directory, running its code.)"""
+    import gymnasium as gym
+
+    if isinstance(env_name, str) and ":" not in env_name and env_name in gym.registry:
+        return
+    raise SpinupError(
+        f"{fpath}'s config.json names the environment {env_name!r}, which is not an id "
+        f"registered with gymnasium; making it could import and run code named by the run "
+        f"directory{' (the module ' + env_name.split(':')[0] + ')' if ':' in str(env_name) else ''}"
+        f". Make the environment yourself and call run_policy(env, get_action) (see the README), "
+        f"or, if you trust this run directory, add --trust_vars_pkl (trust_pickle=True).")
 
 
 def load_tf2_policy(fpath: str, deterministic: bool = False):

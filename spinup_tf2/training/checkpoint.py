@@ -30,14 +30,25 @@ FREE_ARGS = {"epochs", "save_freq", "resume", "logger", "logger_kwargs", "env_fn
 
 def check_output_dir(config: dict, output_dir: str | None, resume: bool,
                      overwrite: bool) -> int | None:
-    """Before a run writes anything: the epoch it resumes from (``resume=True``, see
+    """Before a run writes anything: make this process the one writer of ``output_dir``
+    (:func:`spinup_tf2.rundir.claim`; a directory with symbolic links where run files go is
+    refused), then return the epoch it resumes from (``resume=True``, see
     :meth:`TrainingCheckpoint.check_resume`), else None after making sure it destroys no
     other run's record (:func:`spinup_tf2.rundir.check_fresh_output_dir`). Only the first
     MPI process looks (the others write nothing)."""
-    if resume:
-        return TrainingCheckpoint.check_resume(config, output_dir)
-    if proc_id() == 0:
-        rundir.check_fresh_output_dir(output_dir, overwrite)
+    if output_dir and proc_id() == 0:
+        rundir.check_writable_dir(output_dir, "The output directory")
+        rundir.check_no_links(output_dir)
+        if osp.isdir(output_dir) or not resume:  # resuming nothing: check_resume says so
+            rundir.claim(output_dir, "resuming a run" if resume else "a run")
+    try:
+        if resume:
+            return TrainingCheckpoint.check_resume(config, output_dir)
+        if proc_id() == 0:
+            rundir.check_fresh_output_dir(output_dir, overwrite)
+    except SpinupError:
+        rundir.release(output_dir or "")  # refused: this process writes nothing there
+        raise
     return None
 
 
@@ -86,9 +97,14 @@ class TrainingCheckpoint:
                               f"not exist.")
         folder = rundir.existing_dir(osp.join(output_dir, rundir.TRAIN_STATE))
         if folder is None or not osp.exists(osp.join(folder, "state.json")):
+            rows = rundir.progress_rows(output_dir)
+            again = ("start it again in its place with --overwrite (overwrite=True) instead of "
+                     f"--resume; that replaces its progress.txt of {rows} epochs" if rows else
+                     "start it again without --resume")
             raise SpinupError(f"resume=True, but {output_dir} holds no training checkpoint "
                               f"(train_state/): the run stopped before its first checkpoint, "
-                              f"or was made without checkpoints. Start it again without resume.")
+                              f"or was made without checkpoints. Nothing was written. To run "
+                              f"it, {again}.")
         state = _read_checkpoint_state(folder)
         old = rundir.read_config(output_dir) or {}
         new = json.loads(json.dumps(convert_json(config)))  # as config.json would hold it
@@ -102,7 +118,8 @@ class TrainingCheckpoint:
                               f"{output_dir}: {details}. Resume with the run's own arguments "
                               f"(only epochs and save_freq may change), or start a new run in "
                               f"another directory.")
-        if rundir.progress_digest(output_dir, state["epoch"]) != state.get("progress_sha256"):
+        digest = state.get("progress_sha256")
+        if digest is None or rundir.progress_digest(output_dir, state["epoch"]) != digest:
             raise SpinupError(
                 f"resume=True, but the training checkpoint in {output_dir} (epoch "
                 f"{state['epoch']}) does not belong to the progress.txt beside it: its first "

@@ -312,12 +312,15 @@ class DiscreteMLPActorCritic(ActorCritic):
 
 
 class ActorCriticExport(tf.Module):
-    """What ``tf2_save/`` holds: the actor-critic's variables and four
-    signatures that need nothing from spinup_tf2 to run.
+    """What ``tf2_save/`` holds: the actor-critic's variables and its functions,
+    which need nothing from spinup_tf2 to run.
 
     ``mu(x)``: deterministic action; ``pi(x)``: sampled action; ``q1(x, a)``,
     ``q2(x, a)``: Q values. ``x`` is a float32 batch of observations and ``a``
-    a float32 batch of actions.
+    a float32 batch of actions. As serving signatures (TF Serving) they return
+    dicts: ``serving_default`` and ``mu`` give ``{'action': ...}`` (the deterministic
+    action), ``pi`` ``{'action': ...}``, ``q1`` and ``q2`` ``{'q': ...}``; ``serve(x)``,
+    the endpoint Keras 3's ``TFSMLayer`` calls by default, is ``serving_default``.
     """
 
     def __init__(self, ac, obs_dim: int, act_dim: int):
@@ -337,7 +340,14 @@ class ActorCriticExport(tf.Module):
         self.pi = tf.function(lambda x: ac.pi(x, with_logprob=False)[0], input_signature=[x])
         self.q1 = tf.function(lambda x, a: ac.q1(x, a), input_signature=[x, a])
         self.q2 = tf.function(lambda x, a: ac.q2(x, a), input_signature=[x, a])
+        self.serve = tf.function(lambda x: {"action": self.mu(x)}, input_signature=[x])
+        self._specs = (x, a)
 
     def export_signatures(self) -> dict:
-        """The functions ``tf.saved_model.save`` exports as named signatures."""
-        return {"mu": self.mu, "pi": self.pi, "q1": self.q1, "q2": self.q2}
+        """The functions ``tf.saved_model.save`` exports as named signatures, each
+        returning a dict that names its output."""
+        x, a = self._specs
+        return {"serving_default": self.serve, "mu": self.serve,
+                "pi": tf.function(lambda x: {"action": self.pi(x)}, input_signature=[x]),
+                "q1": tf.function(lambda x, a: {"q": self.q1(x, a)}, input_signature=[x, a]),
+                "q2": tf.function(lambda x, a: {"q": self.q2(x, a)}, input_signature=[x, a])}

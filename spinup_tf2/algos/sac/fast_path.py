@@ -175,8 +175,10 @@ class NumpyActor:
 
     @classmethod
     def maybe(cls, actor) -> "NumpyActor | None":
-        """A NumpyActor for ``actor`` when it can mirror it exactly, else None."""
-        if not isinstance(actor, (core.SquashedGaussianMLPActor, core.CategoricalMLPActor)):
+        """A NumpyActor for ``actor`` when it can mirror it exactly, else None. Only the
+        exact classes it mirrors: a subclass may change the math (its call), which the
+        copy would silently ignore."""
+        if type(actor) not in (core.SquashedGaussianMLPActor, core.CategoricalMLPActor):
             return None
         if any(_numpy_activation(layer.activation) is None for layer in actor.net.layers):
             return None

@@ -16,6 +16,7 @@ from typing import Callable
 
 import numpy as np
 
+from spinup_tf2 import rundir
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.checks import (
     check_ac_kwargs,
@@ -356,7 +357,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
         logger_kwargs (dict): Keyword args for EpochLogger: ``output_dir``,
             ``exp_name``, and ``tensorboard=True`` to also write TensorBoard
-            scalars to ``output_dir/tb/``.
+            scalars to ``output_dir/tb/``. Without ``output_dir``, a new directory
+            ``data/<exp_name>/<exp_name>_<date>_<time>`` (``exp_name``: ``sac``).
 
         save_freq (int): Save every ``save_freq`` epochs: the current networks
             (``tf2_save/``, ``vars.pkl``) and the training checkpoint
@@ -400,6 +402,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     actor_critic = config["actor_critic"] = pick_actor_critic(actor_critic, discrete, ac_kwargs)
     # The env's registered name, so test_policy can rebuild it without vars.pkl.
     config["env_name"] = env.spec.id if env.spec is not None else None
+    if not logger_kwargs.get("output_dir") and not resume and proc_id() == 0:
+        logger_kwargs["output_dir"] = rundir.new_run_dir(logger_kwargs.get("exp_name"))
     videos = EpochVideos(logger_kwargs.get("output_dir") if proc_id() == 0 else None,
                          video_freq, config["env_name"], max_ep_len)
     resume_epoch = check_output_dir(config, logger_kwargs.get("output_dir"), resume,
@@ -516,6 +520,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             if saving:
                 checkpoint.save(t + 1, epoch, ep_ret, ep_len, time.time() - start_time)
             videos.after_epoch(epoch, epoch == epochs, lambda o: get_action(o, True))
+    rundir.release(logger_kwargs.get("output_dir") or "")  # another writer may come now
     return ac
 
 
