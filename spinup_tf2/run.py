@@ -91,7 +91,13 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
     eg = ExperimentGrid(name=exp_name)
     for k, v in arg_dict.items():
         eg.add(k, v, shorthand=given_shorthands.get(k))
-    check_variants(algo, check_args, eg.variants())
+    variants = eg.variants()
+    check_variants(algo, check_args, variants)
+    if run_kwargs.get("num_cpu", 1) != 1 and any(v.get("resume") for v in variants):
+        raise SpinupError(f"--resume with --cpu {run_kwargs['num_cpu']}: a data-parallel run "
+                          f"saves no training checkpoint (it would need every process's buffer "
+                          f"and environments), so it cannot be resumed. Nothing was launched. "
+                          f"Resume runs made with one process (--cpu 1).")
     eg.run(algo, **run_kwargs)
 
 

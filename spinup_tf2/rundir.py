@@ -228,6 +228,7 @@ def read_config(run_dir: str) -> dict | None:
     path = osp.join(run_dir, CONFIG)
     if not osp.exists(path):
         return None
+    _check_regular(path)
     try:
         with open(path, encoding="utf-8") as f:
             config = json.load(f)
@@ -257,6 +258,7 @@ def read_progress(run_dir: str):
 
 def _progress_lines(path: str) -> tuple[str, list[str], list[tuple[str, str]]]:
     """``(header, whole rows, [(where, why) for each skipped line])``."""
+    _check_regular(path)
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     header, body, tail = lines[0], lines[1:-1], lines[-1] if len(lines) > 1 else ""
@@ -274,11 +276,23 @@ def _progress_lines(path: str) -> tuple[str, list[str], list[tuple[str, str]]]:
     return header, rows, skipped
 
 
+def _check_regular(path: str) -> None:
+    """Refuse a run file that is not a regular file (a FIFO would block its reader forever,
+    a device would read without end)."""
+    import stat
+
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode)
+                else "a device or socket")
+        raise SpinupError(f"{path} is {kind}, not a file a run writes; it was not read.")
+
+
 def progress_rows(run_dir: str) -> int:
     """How many whole rows progress.txt holds (0 without the file)."""
     try:
         return len(_progress_lines(osp.join(run_dir, PROGRESS))[1])
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, SpinupError):
         return 0
 
 
@@ -286,9 +300,10 @@ def progress_digest(run_dir: str, rows: int) -> str | None:
     """SHA-256 of progress.txt's header and first ``rows`` rows (None if it has fewer):
     what ties a training checkpoint to the progress.txt it was saved beside."""
     try:
+        _check_regular(osp.join(run_dir, PROGRESS))
         with open(osp.join(run_dir, PROGRESS), "rb") as f:
             lines = f.read().splitlines(keepends=True)
-    except OSError:
+    except (OSError, SpinupError):
         return None
     if len(lines) < rows + 1 or not all(ln.endswith(b"\n") for ln in lines[:rows + 1]):
         return None
@@ -300,6 +315,8 @@ def open_progress(run_dir: str, keep_rows: int | None = None):
     ``keep_rows`` (resuming) the existing one cut back to its header and first
     ``keep_rows`` whole rows. Returns ``(file, header or None, rows kept)``."""
     path = osp.join(run_dir, PROGRESS)
+    if osp.lexists(path):
+        _check_regular(path)  # opening a FIFO to write would wait for a reader forever
     if keep_rows is None or not osp.exists(path):
         return open(path, "w", encoding="utf-8"), None, 0
     with open(path, encoding="utf-8") as f:
@@ -308,6 +325,18 @@ def open_progress(run_dir: str, keep_rows: int | None = None):
     write_text(path, "".join(kept))
     header = kept[0].rstrip("\n").split("\t") if kept else None
     return open(path, "a", encoding="utf-8"), header, max(0, len(kept) - 1)
+
+
+def open_log(path: str, append: bool = False):
+    """A run's ``stdout.txt`` opened for its launcher to write (appended when resuming),
+    never through a symbolic link planted at its name."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
+    try:
+        return os.fdopen(os.open(path, flags, 0o644), "a" if append else "w")
+    except OSError as err:
+        raise SpinupError(f"{path} cannot be written ({err.strerror}): a symbolic link or "
+                          f"an unwritable file stands at the run's log. Remove it, or give "
+                          f"the run another directory.") from None
 
 
 def find_saves(run_dir: str) -> dict:

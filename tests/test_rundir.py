@@ -249,3 +249,62 @@ def test_python_runs_without_output_dir_get_distinct_directories(tmp_path, monke
     config = json.load(open(tmp_path / "py" / run / "config.json"))
     assert config["logger_kwargs"]["output_dir"] == str(tmp_path / "py" / run)
     assert rundir.progress_rows(str(tmp_path / "py" / run)) == 1
+
+
+def test_special_files_in_a_run_directory_are_refused_or_skipped_at_once(tmp_path, capfd):
+    from helpers import run_main
+
+    good = tmp_path / "exp" / "exp_s0"
+    os.makedirs(good)
+    (good / "progress.txt").write_text("Epoch\tTotalEnvInteracts\tAverageEpRet\n1\t10\t1.0\n")
+    fifo = tmp_path / "exp" / "exp_s1"
+    os.makedirs(fifo)
+    os.mkfifo(fifo / "progress.txt")
+    # plot skips the FIFO (a reader would block forever) and plots the other run
+    res = run_main(capfd, "plot", str(tmp_path / "exp"), "--savefig", str(tmp_path / "p.png"))
+    assert res.returncode == 0 and "Could not read from" in res.stdout
+    assert (tmp_path / "p.png").exists()
+    # a run refuses to write into it; test_policy refuses a FIFO config.json
+    with pytest.raises(SpinupError, match="is a FIFO"):
+        sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1), overwrite=True,
+            logger_kwargs=dict(output_dir=str(fifo)))
+    os.makedirs(fifo / "tf2_save")
+    os.mkfifo(fifo / "config.json")
+    res = run_main(capfd, "test_policy", str(fifo), "-nr")
+    assert res.returncode == 2 and "config.json is a FIFO" in res.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--exp_name", "my--run"], None),  # a value with -- inside is a value
+    (["--epochs", "1", "--epochs", "2"], "--epochs is given twice"),
+    (["--env_name", "Pendulum-v1"], "--env and --env_name are the same flag"),
+    (["--cpu", "2", "--resume"], "--resume with --cpu 2"),
+])
+def test_flag_grammar_and_launcher_checks(tmp_path, capfd, args, words):
+    from helpers import run_main
+
+    from spinup_tf2.launch.flags import parse_flags
+
+    if words is None:
+        arg_dict, _ = parse_flags("sac", ["--env", "Pendulum-v1", *args])
+        assert arg_dict["exp_name"] == ["my--run"]
+        return
+    res = run_main(capfd, "sac", "--env", "Pendulum-v1", *args, "--data_dir", str(tmp_path))
+    assert res.returncode == 2 and words in res.stderr, res.stderr
+    assert os.listdir(tmp_path) == [] and "Running experiment" not in res.stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--est", "test"], "--est 'test' is not an estimator"),
+    (["--smooth", "100000000"], "--smooth must be from 1"),
+    (["--ci", "95", "--n_boot", "1000000000"], "--n_boot must be a whole number from 1"),
+])
+def test_plot_refuses_what_it_cannot_use(tmp_path, capfd, args, words):
+    from helpers import run_main
+
+    run = tmp_path / "exp" / "exp_s0"
+    os.makedirs(run)
+    (run / "progress.txt").write_text("Epoch\tTotalEnvInteracts\tAverageEpRet\n1\t10\t1.0\n")
+    res = run_main(capfd, "plot", str(run), "--savefig", str(tmp_path / "f.png"), *args)
+    assert res.returncode == 2 and words in res.stderr, res.stderr
+    assert not (tmp_path / "f.png").exists()

@@ -210,24 +210,32 @@ def _eval_node(node, flag: str):
 
 
 def parse_flags(cmd: str, args: list[str]) -> tuple[dict, dict]:
-    """Turn ``--key v1 v2 ...`` tokens into ``(arg_dict, shorthands)``."""
-    if not args or "--" not in args[0]:
+    """Turn ``--key v1 v2 ...`` tokens into ``(arg_dict, shorthands)``.
+
+    A token that starts with ``--`` is a flag; any other token is a value of the flag
+    before it (so ``--exp_name my--run`` is one name). A flag given twice, under its own
+    name or a substitution's, is refused rather than the last one silently winning.
+    """
+    if not args or not args[0].startswith("--"):
         raise SpinupError(f"You didn't specify a first flag: after '{cmd}' come flags such as "
                           f"--env Pendulum-v1 --epochs 10 (got {args[:1] or 'nothing'}).")
     arg_dict: dict = {}
     given_shorthands: dict = {}
     key = None
     for arg in args:
-        if "--" in arg:
-            key = arg.lstrip("-")
+        if arg.startswith("--"):
+            key = arg[2:]
             if "[" in key:
                 if not key.endswith("]"):
                     raise SpinupError(f"The flag {arg} has an unclosed shorthand: write "
                                       f"--key[sh], e.g. --lr[lr] 0.001 0.0003.")
                 key, sh = key[:-1].split("[", 1)
                 given_shorthands[key] = sh
-            if not key:
-                raise SpinupError(f"The flag {arg!r} has no name.")
+            if not key or key.startswith("-"):
+                raise SpinupError(f"The flag {arg!r} has no name: flags are --name.")
+            if key in arg_dict:
+                raise SpinupError(f"--{key} is given twice; give it once, with all its values "
+                                  f"(several values make a grid: --{key} A B).")
             arg_dict[key] = []
         else:
             is_name = SUBSTITUTIONS.get(key, key) in STRING_KEYS
@@ -240,6 +248,9 @@ def parse_flags(cmd: str, args: list[str]) -> tuple[dict, dict]:
     # of keys sets the order of parts in variant names).
     for special_name, true_name in SUBSTITUTIONS.items():
         if special_name in arg_dict:
+            if true_name in arg_dict:
+                raise SpinupError(f"--{special_name} and --{true_name} are the same flag, given "
+                                  f"twice; give one of them, with all its values.")
             arg_dict[true_name] = arg_dict.pop(special_name)
         if special_name in given_shorthands:
             given_shorthands[true_name] = given_shorthands.pop(special_name)

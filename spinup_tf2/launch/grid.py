@@ -165,11 +165,13 @@ class ExperimentGrid:
 
     def _check_distinct_output_dirs(self, variants: list[dict], data_dir: str | None,
                                     datestamp: bool) -> None:
-        """Refuse, before anything launches, variants that would write one directory."""
+        """Refuse, before anything launches, variants that would write one directory, and
+        directories with symbolic links where a run (or its log) writes."""
         where: dict[str, list[str]] = {}
         for var in variants:
             name = self.variant_name(var)
             out = output_dir_of(name, var, data_dir, datestamp)
+            rundir.check_no_links(out)
             where.setdefault(out, []).append(f"{name} (seed {var.get('seed', 0)})")
         shared = {out: names for out, names in where.items() if len(names) > 1}
         if shared:
@@ -258,7 +260,7 @@ class ExperimentGrid:
             if parallel == 1:
                 run_and_report(cmd, out)
             else:
-                jobs.append((exp_name, cmd, out))
+                jobs.append((exp_name, cmd, out, bool(var.get("resume"))))
         if jobs:
             if backend == "ray":
                 from spinup_tf2.launch.ray_backend import run_on_ray

@@ -129,7 +129,7 @@ def output_dir_of(exp_name: str, kwargs: dict, data_dir: str | None = None,
 
 
 def run_parallel(jobs: list, parallel: int) -> None:
-    """Run ``(exp_name, cmd, output_dir)`` jobs, up to ``parallel`` at a time.
+    """Run ``(exp_name, cmd, output_dir[, resuming])`` jobs, up to ``parallel`` at a time.
 
     Each job's stdout and stderr go to ``<output_dir>/stdout.txt``; one line
     is printed when a job starts and one when it ends. Ctrl-C stops all of
@@ -140,9 +140,10 @@ def run_parallel(jobs: list, parallel: int) -> None:
     try:
         while pending or running:
             while pending and len(running) < parallel:
-                name, cmd, out = pending.pop(0)
+                name, cmd, out, *resuming = pending.pop(0)
                 os.makedirs(out, exist_ok=True)
-                log = open(osp.join(out, rundir.STDOUT), "w")
+                # A resumed run's log goes on after the first part's.
+                log = rundir.open_log(osp.join(out, rundir.STDOUT), append=any(resuming))
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
                 running.append((name, out, proc, log, time.time()))
                 print(f"started  {osp.basename(out)} -> {out}", flush=True)

@@ -235,7 +235,7 @@ def _run_variant(name: str, payload: str, out: str, events) -> dict:
     events.put(("started", osp.basename(out), node))
     os.makedirs(out, exist_ok=True)
     t0 = time.time()
-    with open(osp.join(out, rundir.STDOUT), "w") as log:
+    with rundir.open_log(osp.join(out, rundir.STDOUT)) as log:
         log.write(f"[spinup_tf2] variant {name}: Ray task on node {node}\n")
         log.flush()
         proc = subprocess.Popen([sys.executable, "-m", ENTRYPOINT, payload], stdout=log,

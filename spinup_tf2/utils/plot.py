@@ -69,7 +69,9 @@ def get_datasets(logdir: str, condition: str | None = None) -> list[pd.DataFrame
         if config is None:
             print("No file named config.json")
         exp_name, env_name = (config or {}).get("exp_name"), (config or {}).get("env_name")
-        condition1 = condition or exp_name or "exp"
+        condition1 = str(condition or exp_name or "exp")
+        if len(condition1) > 200:  # a legend entry, not a page: long names are cut
+            condition1 = condition1[:197] + "..."
         condition2 = condition1 + "-" + str(exp_idx)
         exp_idx += 1
         if condition1 not in units:
@@ -79,7 +81,7 @@ def get_datasets(logdir: str, condition: str | None = None) -> list[pd.DataFrame
 
         try:
             exp_data = rundir.read_progress(root)
-        except (OSError, ValueError, pd.errors.EmptyDataError):
+        except (OSError, ValueError, pd.errors.EmptyDataError):  # SpinupError: a special file
             print("Could not read from %s" % osp.join(root, rundir.PROGRESS))
             continue
         if len(exp_data) == 0:
@@ -169,23 +171,27 @@ def reference_curves(env_name: str | None) -> pd.DataFrame | None:
     return ref if len(ref) else None
 
 
+ESTIMATORS = {"mean": np.mean, "median": np.median, "max": np.max, "min": np.min, "iqm": iqm}
+MAX_SMOOTH = 10_000  # rows: no run has more epochs than this
+MAX_N_BOOT = 100_000  # bootstrap replicates: beyond this the band no longer moves
+
+
 def get_estimator(name: str) -> Callable:
-    """The function ``--est NAME`` names: ``iqm`` (interquartile mean), or a
-    numpy function such as mean, median, max, min (Spinning Up's names)."""
-    if name == "iqm":
-        return iqm
-    if not hasattr(np, name) or not callable(getattr(np, name)):
-        raise SpinupError(f"--est {name!r} is not an estimator; use iqm (interquartile mean) "
-                          f"or a numpy function: mean, median, max, min.")
-    return getattr(np, name)
+    """The function ``--est NAME`` names: ``iqm`` (interquartile mean), or Spinning Up's
+    ``mean``, ``median``, ``max``, ``min``."""
+    if name not in ESTIMATORS:
+        raise SpinupError(f"--est {name!r} is not an estimator; use one of "
+                          f"{', '.join(ESTIMATORS)} (iqm: the interquartile mean).")
+    return ESTIMATORS[name]
 
 
 def _check_ci(ci, n_boot: int) -> None:
     if ci is not None and not 0 < ci < 100:
         raise SpinupError(f"--ci must be a confidence level in percent, between 0 and 100 "
                           f"(e.g. 95); got {ci}.")
-    if n_boot < 1:
-        raise SpinupError(f"--n_boot must be a whole number >= 1; got {n_boot}.")
+    if not 1 <= n_boot <= MAX_N_BOOT:
+        raise SpinupError(f"--n_boot must be a whole number from 1 to {MAX_N_BOOT:,}; got "
+                          f"{n_boot}.")
 
 
 def _check_columns(data: list[pd.DataFrame], value: str, xaxis: str) -> None:
@@ -341,8 +347,9 @@ def make_plots(all_logdirs, legend=None, xaxis="TotalEnvInteracts", values="Perf
 
     get_estimator(estimator)
     _check_ci(ci, n_boot)
-    if smooth < 1:
-        raise SpinupError(f"--smooth must be >= 1 (1 = no smoothing); got {smooth}.")
+    if not 1 <= smooth <= MAX_SMOOTH:
+        raise SpinupError(f"--smooth must be from 1 (no smoothing) to {MAX_SMOOTH:,} rows; got "
+                          f"{smooth}.")
     data = get_all_datasets(all_logdirs, legend, select, exclude)
     values = values if isinstance(values, list) else [values]
     condition = "Condition2" if count else "Condition1"
