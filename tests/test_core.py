@@ -156,7 +156,7 @@ def test_export_loads_without_spinup_tf2(tmp_path, pendulum_ac):
         "import json, sys, numpy as np, tensorflow as tf\n"
         f"m = tf.saved_model.load({path!r})\n"
         f"obs = np.array({obs.tolist()}, dtype=np.float32)\n"
-        "mu = m.signatures['mu'](x=obs)['output_0'].numpy()\n"
+        "mu = m.signatures['mu'](x=obs)['action'].numpy()\n"
         "pi = m.pi(obs).numpy()\n"
         "q1 = m.q1(obs, mu).numpy()\n"
         "assert 'spinup_tf2' not in sys.modules\n"

@@ -148,17 +148,17 @@ def test_a_second_writer_is_refused_while_a_run_writes_and_a_kill_frees_the_dire
             assert proc.poll() is None
             time.sleep(0.1)
         before = (out / "config.json").read_text()
-        # The same command in another terminal, a resume, and sac() from Python with
+        # The same command in another terminal, then a resume and sac() from Python with
         # overwrite=True: each refused in one paragraph naming the writer.
-        for extra in ([], ["--resume"], ["--overwrite"]):
+        res = run_main(capfd, *args, "--overwrite")
+        assert res.returncode == 2, res.stderr
+        assert "is being written by another process (PID" in res.stderr, res.stderr
+        assert "spinup_tf2.launch.entrypoint" in res.stderr
+        for extra in (dict(resume=True), dict(overwrite=True)):
             assert proc.poll() is None  # the first run is still writing
-            res = run_main(capfd, *args, *extra)
-            assert res.returncode == 2, (extra, res.stderr)
-            assert "is being written by another process (PID" in res.stderr, res.stderr
-            assert "spinup_tf2.launch.entrypoint" in res.stderr
-        with pytest.raises(SpinupError, match="being written by another process"):
-            sac(lambda: gym.make("Pendulum-v1"), **TINY, overwrite=True,
-                logger_kwargs=dict(output_dir=str(out)))
+            with pytest.raises(SpinupError, match="being written by another process"):
+                sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=5000), **extra,
+                    logger_kwargs=dict(output_dir=str(out)))
         assert (out / "config.json").read_text() == before and proc.poll() is None
     finally:
         os.killpg(proc.pid, signal.SIGKILL)

@@ -268,6 +268,7 @@ class ExperimentGrid:
                 run_on_ray(jobs, num_cpu, address)
             else:
                 run_parallel(jobs, parallel)
-            roots = sorted({osp.dirname(job[-1]) for job in jobs})
+            # Where the runs end up: a Ray job's last field, a local job's third.
+            roots = sorted({osp.dirname(job[3] if backend == "ray" else job[2]) for job in jobs})
             print("\nAll runs ended. Plot them with:\n\n" + colorize(
                 "python -m spinup_tf2.run plot " + " ".join(roots), "green") + "\n")
