@@ -53,6 +53,7 @@ def test_three_spellings_of_ac_kwargs_give_one_config(flags):
     assert eg.variant_name(variant) == "ack"
 
 
+@pytest.mark.slow  # a whole CLI run for the names; the naming itself is tested below
 def test_datestamp_names(tmp_path):
     res = cli("sac", "--env", "Pendulum-v1", "--exp_name", "ds", "--dt", "--data_dir",
               str(tmp_path), "--epochs", "1", "--steps_per_epoch", "300", "--start_steps", "100",
@@ -62,6 +63,17 @@ def test_datestamp_names(tmp_path):
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}_ds", top)
     (sub,) = os.listdir(tmp_path / top)
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}-ds_s0", sub)
+
+
+def test_datestamp_directory_names_in_process():
+    from spinup_tf2.rundir import output_dir_for
+
+    out = output_dir_for("ds", 3, "/d", datestamp=True)
+    top, sub = out.split(os.sep)[-2:]
+    assert out.startswith("/d/") and re.fullmatch(r"\d{4}-\d{2}-\d{2}_ds", top)
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}-ds_s3", sub)
+    assert output_dir_for("ds", 3, "/d") == "/d/ds/ds_s3" and output_dir_for("ds") .endswith(
+        os.path.join("data", "ds"))
 
 
 @pytest.mark.slow  # four TensorFlow processes in turn; the default tests cover grids too

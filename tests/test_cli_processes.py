@@ -52,7 +52,9 @@ def test_ctrl_c_stops_quickly_and_keeps_data(tmp_path):
     assert m.mu(np.zeros((1, 3), np.float32)).shape == (1, 1)
 
 
-@pytest.mark.parametrize("gap", [0.01, 0.2, 0.5])
+# The 0.01 s gap (the racy one) runs by default; the others with the slow tests.
+@pytest.mark.parametrize("gap", [0.01, pytest.param(0.2, marks=pytest.mark.slow),
+                                 pytest.param(0.5, marks=pytest.mark.slow)])
 def test_double_ctrl_c_prints_one_line(tmp_path, gap):
     """Two Ctrl-Cs in a row: the run stops, one line says where its data is, and
     nothing else: no "Exception ignored ... KeyboardInterrupt" from the shutdown."""

@@ -73,6 +73,7 @@ with open(f"{sys.argv[1]}/result_{M.proc_id()}.json", "w") as f:
 """
 
 
+@pytest.mark.slow  # two MPI ranks from Python; test_cli_cpu_2_only_rank_0_writes runs by default
 def test_two_ranks_keep_identical_weights_and_mismatch_is_detected(tmp_path):
     import json
 

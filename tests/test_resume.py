@@ -16,7 +16,8 @@ from spinup_tf2 import sac
 from spinup_tf2.errors import SpinupError
 
 
-@pytest.mark.parametrize("normalize_obs", [False, True])
+# normalize_obs=True holds more state; the plain case runs with the slow tests.
+@pytest.mark.parametrize("normalize_obs", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_resume_after_finishing_two_epochs_equals_four_straight(tmp_path, normalize_obs):
     straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
     kw = dict(TINY, normalize_obs=normalize_obs)
