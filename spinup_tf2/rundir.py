@@ -407,6 +407,26 @@ def run_files(run_dir: str) -> list[str]:
     return sorted(osp.join(run_dir, e) for e in os.listdir(run_dir) if _RUN_FILE.match(e))
 
 
+def existing_run(run_dir: str) -> str | None:
+    """What run ``run_dir`` already holds ("progress.txt with 3 epochs, a training
+    checkpoint"), or None if it holds none."""
+    rows = progress_rows(run_dir)
+    has_checkpoint = existing_dir(osp.join(run_dir, TRAIN_STATE)) is not None
+    return ", ".join(w for w in (f"progress.txt with {rows} epochs" if rows else "",
+                                 "a training checkpoint" if has_checkpoint else "") if w) or None
+
+
+def refuse_existing_run(run_dir: str) -> None:
+    """Refuse to start a new run where one is (see :func:`existing_run`), saying what works."""
+    what = existing_run(run_dir)
+    if what:
+        raise SpinupError(
+            f"{run_dir} already holds a run ({what}), and starting again there would destroy "
+            f"its record. Nothing was written. Continue that run with resume=True (--resume), "
+            f"give this one another directory (exp_name, seed or data_dir), or replace the old "
+            f"run with overwrite=True (--overwrite).")
+
+
 def check_fresh_output_dir(run_dir: str | None, overwrite: bool) -> None:
     """Before a new run writes anything in ``run_dir``: make sure it destroys no other
     run's record. A directory that already holds a run (progress.txt with rows, or a
@@ -415,18 +435,11 @@ def check_fresh_output_dir(run_dir: str | None, overwrite: bool) -> None:
     if not run_dir:
         return
     check_writable_dir(run_dir, "The output directory")
-    rows = progress_rows(run_dir)
-    has_checkpoint = existing_dir(osp.join(run_dir, TRAIN_STATE)) is not None
-    if not rows and not has_checkpoint:
+    what = existing_run(run_dir)
+    if not what:
         return
-    what = ", ".join(w for w in (f"progress.txt with {rows} epochs" if rows else "",
-                                 "a training checkpoint" if has_checkpoint else "") if w)
     if not overwrite:
-        raise SpinupError(
-            f"{run_dir} already holds a run ({what}), and starting again there would destroy "
-            f"its record. Nothing was written. Continue that run with resume=True (--resume), "
-            f"give this one another directory (exp_name, seed or data_dir), or replace the old "
-            f"run with overwrite=True (--overwrite).")
+        refuse_existing_run(run_dir)
     for path in run_files(run_dir):
         _remove(path)
     print(f"overwrite=True: removed the earlier run in {run_dir} ({what}).", flush=True)

@@ -163,15 +163,19 @@ class ExperimentGrid:
             combos = [{**c, k: v} for c in combos for v in vals]
         return [_nest(c) for c in combos]
 
-    def _check_distinct_output_dirs(self, variants: list[dict], data_dir: str | None,
+    def _check_output_dirs(self, variants: list[dict], data_dir: str | None,
                                     datestamp: bool) -> None:
-        """Refuse, before anything launches, variants that would write one directory, and
-        directories with symbolic links where a run (or its log) writes."""
+        """Refuse, before anything launches, variants that would write one directory,
+        directories with symbolic links where a run (or its log) writes, and directories
+        that already hold a run (without resume or overwrite)."""
         where: dict[str, list[str]] = {}
         for var in variants:
             name = self.variant_name(var)
             out = output_dir_of(name, var, data_dir, datestamp)
             rundir.check_no_links(out)
+            logger_kwargs = var.get("logger_kwargs") or {}
+            if not (var.get("resume") or var.get("overwrite") or logger_kwargs.get("overwrite")):
+                rundir.refuse_existing_run(out)  # at once, not after a process starts
             where.setdefault(out, []).append(f"{name} (seed {var.get('seed', 0)})")
         shared = {out: names for out, names in where.items() if len(names) > 1}
         if shared:
@@ -222,7 +226,7 @@ class ExperimentGrid:
         line = "=" * DIV_LINE_WIDTH
         print("\n" + colorize("Preparing to run the following experiments...", color="green",
                               bold=True) + "\n\n" + "\n".join(names) + "\n\n" + line)
-        self._check_distinct_output_dirs(variants, data_dir, datestamp)
+        self._check_output_dirs(variants, data_dir, datestamp)
         # Refuse a bad num_cpu or parallel before the countdown.
         if backend == "ray":
             from spinup_tf2.launch.ray_backend import check_ray_installed
