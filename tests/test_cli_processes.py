@@ -86,8 +86,7 @@ def test_resume_and_tensorboard_flags(tmp_path):
     assert [ln.split("\t")[0] for ln in lines[1:]] == ["1", "2"]
     assert any(name.startswith("events.out.tfevents") for name in os.listdir(run / "tb"))
     assert json.load(open(run / "config.json"))["resume"] is True
-    res = cli(*common, "--epochs", "3", "--resume", "--lr", "0.01")
-    assert_clean_error(res, "lr: 0.001 there, 0.01 now")
+    # (a resume with other arguments is refused: test_resume.py::test_resume_errors)
 
 
 def test_cpu_without_mpi_installed_says_how_to_install(tmp_path):
