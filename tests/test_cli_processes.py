@@ -138,3 +138,18 @@ def test_nan_stop_is_a_message_not_a_traceback(tmp_path):
               "--steps_per_epoch", "300", "--start_steps", "100", "--update_after", "100",
               "--num_test_episodes", "1", "--hid", "[8]", "--data_dir", str(tmp_path))
     assert_clean_error(res, "Error: ", "non-finite values in LossPi")
+
+
+@pytest.mark.slow  # two sweeps of two runs each
+def test_parallel_resume_appends_each_runs_log(tmp_path):
+    common = ["sac", "--env", "Pendulum-v1", "--exp_name", "pr", "--seed", "0", "1",
+              "--parallel", "2", "--data_dir", str(tmp_path), "--steps_per_epoch", "300",
+              "--start_steps", "100", "--update_after", "100", "--num_test_episodes", "1",
+              "--hid", "[8]"]
+    assert cli(*common, "--epochs", "1").returncode == 0
+    res = cli(*common, "--epochs", "2", "--resume")
+    assert res.returncode == 0, res.stderr[-2000:]
+    for seed in (0, 1):
+        log = (tmp_path / "pr" / f"pr_s{seed}" / "stdout.txt").read_text()
+        assert log.count("Logging data to") == 2  # the first part's output is still there
+        assert "Resuming the run" in log.split("Logging data to")[2]
