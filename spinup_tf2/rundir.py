@@ -31,6 +31,7 @@ import os.path as osp
 import re
 import shutil
 import socket
+import stat
 import string
 import time
 
@@ -279,8 +280,6 @@ def _progress_lines(path: str) -> tuple[str, list[str], list[tuple[str, str]]]:
 def _check_regular(path: str) -> None:
     """Refuse a run file that is not a regular file (a FIFO would block its reader forever,
     a device would read without end)."""
-    import stat
-
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):
         kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode)
@@ -310,11 +309,11 @@ def progress_digest(run_dir: str, rows: int) -> str | None:
     return hashlib.sha256(b"".join(lines[:rows + 1])).hexdigest()
 
 
-def open_progress(run_dir: str, keep_rows: int | None = None):
-    """progress.txt opened for the logger to append rows to: a new file, or with
-    ``keep_rows`` (resuming) the existing one cut back to its header and first
-    ``keep_rows`` whole rows. Returns ``(file, header or None, rows kept)``."""
-    path = osp.join(run_dir, PROGRESS)
+def open_progress(run_dir: str, keep_rows: int | None = None, fname: str = PROGRESS):
+    """progress.txt (or the logger's ``fname``) opened for the logger to append rows to: a
+    new file, or with ``keep_rows`` (resuming) the existing one cut back to its header and
+    first ``keep_rows`` whole rows. Returns ``(file, header or None, rows kept)``."""
+    path = osp.join(run_dir, fname)
     if osp.lexists(path):
         _check_regular(path)  # opening a FIFO to write would wait for a reader forever
     if keep_rows is None or not osp.exists(path):
@@ -434,15 +433,14 @@ def check_fresh_output_dir(run_dir: str | None, overwrite: bool) -> None:
     writes (:func:`run_files`) are removed, and one line says so."""
     if not run_dir:
         return
-    check_writable_dir(run_dir, "The output directory")
-    what = existing_run(run_dir)
-    if not what:
-        return
     if not overwrite:
         refuse_existing_run(run_dir)
-    for path in run_files(run_dir):
-        _remove(path)
-    print(f"overwrite=True: removed the earlier run in {run_dir} ({what}).", flush=True)
+        return
+    what = existing_run(run_dir)
+    if what:
+        for path in run_files(run_dir):
+            _remove(path)
+        print(f"overwrite=True: removed the earlier run in {run_dir} ({what}).", flush=True)
 
 
 def check_no_links(run_dir: str) -> None:
@@ -488,9 +486,9 @@ def claim(run_dir: str, what: str) -> None:
     _claimed[key] = fd
 
 
-def release(run_dir: str) -> None:
+def release(run_dir: str | None) -> None:
     """Give up the lock :func:`claim` took (nothing if this process holds none)."""
-    fd = _claimed.pop(osp.realpath(run_dir), None)
+    fd = _claimed.pop(osp.realpath(run_dir), None) if run_dir else None
     if fd is not None:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)

@@ -58,13 +58,6 @@ def cli(*args, cwd=None, timeout=300, env=None):
                           text=True, cwd=cwd, timeout=timeout, env=full_env)
 
 
-class Result:
-    """What :func:`run_main` gives: like a CompletedProcess (returncode, stdout, stderr)."""
-
-    def __init__(self, returncode, stdout, stderr):
-        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
-
-
 def run_main(capfd, *args):
     """``python -m spinup_tf2.run ARGS`` in this process, through the CLI's own ``main``
     (the launcher imports no TensorFlow, so nothing needs mocking); ``capfd`` is pytest's
@@ -74,7 +67,7 @@ def run_main(capfd, *args):
     capfd.readouterr()
     code = main(["run", *args])
     out, err = capfd.readouterr()
-    return Result(code, out, err)
+    return subprocess.CompletedProcess(args, code, out, err)
 
 
 def assert_clean_error(res, *words):

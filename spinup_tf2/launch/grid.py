@@ -13,6 +13,7 @@ from spinup_tf2 import rundir
 from spinup_tf2.errors import SpinupError, colorize
 from spinup_tf2.launch.processes import (
     DIV_LINE_WIDTH,
+    Job,
     experiment_command,
     output_dir_of,
     resolve_num_cpu,
@@ -252,19 +253,20 @@ class ExperimentGrid:
         for var in variants:
             exp_name = self.variant_name(var)
             fn = var.pop(thunk) if isinstance(thunk, str) else thunk
+            resuming = bool(var.get("resume"))  # then its log goes on after the first part's
             if backend == "ray":
                 cmd, worker_out = experiment_command(exp_name, fn, num_cpu=num_cpu,
                                                      data_dir=worker_dir, datestamp=datestamp,
                                                      verbose=False, **var)
                 out = osp.join(data_dir, osp.relpath(worker_out, worker_dir))
-                jobs.append((exp_name, cmd, worker_out, out))
+                jobs.append(Job(exp_name, cmd, out, resuming, worker_out))
                 continue
             cmd, out = experiment_command(exp_name, fn, num_cpu=num_cpu, data_dir=data_dir,
                                           datestamp=datestamp, verbose=parallel == 1, **var)
             if parallel == 1:
                 run_and_report(cmd, out)
             else:
-                jobs.append((exp_name, cmd, out, bool(var.get("resume"))))
+                jobs.append(Job(exp_name, cmd, out, resuming))
         if jobs:
             if backend == "ray":
                 from spinup_tf2.launch.ray_backend import run_on_ray
@@ -272,7 +274,6 @@ class ExperimentGrid:
                 run_on_ray(jobs, num_cpu, address)
             else:
                 run_parallel(jobs, parallel)
-            # Where the runs end up: a Ray job's last field, a local job's third.
-            roots = sorted({osp.dirname(job[3] if backend == "ray" else job[2]) for job in jobs})
+            roots = sorted({osp.dirname(job.out) for job in jobs})
             print("\nAll runs ended. Plot them with:\n\n" + colorize(
                 "python -m spinup_tf2.run plot " + " ".join(roots), "green") + "\n")

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import zlib
+from typing import NamedTuple
 
 import cloudpickle
 
@@ -128,8 +129,21 @@ def output_dir_of(exp_name: str, kwargs: dict, data_dir: str | None = None,
     return given or rundir.output_dir_for(exp_name, kwargs.get("seed", 0), data_dir, datestamp)
 
 
-def run_parallel(jobs: list, parallel: int) -> None:
-    """Run ``(exp_name, cmd, output_dir[, resuming])`` jobs, up to ``parallel`` at a time.
+class Job(NamedTuple):
+    """One variant of a sweep run in the background: its name, its command (see
+    :func:`experiment_command`), where its run ends up, whether it resumes one (then its
+    log is appended to), and, on a Ray cluster without a shared filesystem, where the
+    node writes it first."""
+
+    name: str
+    cmd: list
+    out: str
+    resuming: bool = False
+    worker_out: str | None = None
+
+
+def run_parallel(jobs: list[Job], parallel: int) -> None:
+    """Run jobs, up to ``parallel`` at a time.
 
     Each job's stdout and stderr go to ``<output_dir>/stdout.txt``; one line
     is printed when a job starts and one when it ends. Ctrl-C stops all of
@@ -140,10 +154,9 @@ def run_parallel(jobs: list, parallel: int) -> None:
     try:
         while pending or running:
             while pending and len(running) < parallel:
-                name, cmd, out, *resuming = pending.pop(0)
+                name, cmd, out, resuming, _ = pending.pop(0)
                 os.makedirs(out, exist_ok=True)
-                # A resumed run's log goes on after the first part's.
-                log = rundir.open_log(osp.join(out, rundir.STDOUT), append=any(resuming))
+                log = rundir.open_log(osp.join(out, rundir.STDOUT), append=resuming)
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
                 running.append((name, out, proc, log, time.time()))
                 print(f"started  {osp.basename(out)} -> {out}", flush=True)

@@ -55,7 +55,7 @@ def check_ray_installed() -> None:
 
 
 def run_on_ray(jobs: list, num_cpu: int, address: str | None = None) -> None:
-    """Run ``(name, cmd, worker_out, out)`` jobs as Ray tasks of ``num_cpu`` CPUs.
+    """Run jobs (:class:`spinup_tf2.launch.processes.Job`) as Ray tasks of ``num_cpu`` CPUs.
 
     ``cmd`` is an experiment command from ``experiment_command`` (its payload
     is what the task runs), ``worker_out`` the run directory the task writes
@@ -129,8 +129,8 @@ def _sweep(ray, jobs: list, num_cpu: int) -> None:
     events = Queue()
     task = ray.remote(_run_variant).options(num_cpus=num_cpu, max_retries=0)
     t_start = time.time()
-    pending = {task.remote(name, cmd[-1], worker_out, events): (name, worker_out, out)
-               for name, cmd, worker_out, out in jobs}
+    pending = {task.remote(job.name, job.cmd[-1], job.worker_out, job.resuming, events):
+               (job.name, job.worker_out, job.out) for job in jobs}
     results = {}
 
     def report_starts():
@@ -225,8 +225,9 @@ def _summary(results: dict, seconds: float) -> None:
     raise subprocess.CalledProcessError(1, f"runs {', '.join(sorted(failed))}")
 
 
-def _run_variant(name: str, payload: str, out: str, events) -> dict:
-    """The Ray task: one experiment process, its output in ``out/stdout.txt``."""
+def _run_variant(name: str, payload: str, out: str, resuming: bool, events) -> dict:
+    """The Ray task: one experiment process, its output in ``out/stdout.txt`` (appended to
+    when ``resuming``)."""
     import socket
 
     import ray
@@ -235,7 +236,7 @@ def _run_variant(name: str, payload: str, out: str, events) -> dict:
     events.put(("started", osp.basename(out), node))
     os.makedirs(out, exist_ok=True)
     t0 = time.time()
-    with rundir.open_log(osp.join(out, rundir.STDOUT)) as log:
+    with rundir.open_log(osp.join(out, rundir.STDOUT), append=resuming) as log:
         log.write(f"[spinup_tf2] variant {name}: Ray task on node {node}\n")
         log.flush()
         proc = subprocess.Popen([sys.executable, "-m", ENTRYPOINT, payload], stdout=log,

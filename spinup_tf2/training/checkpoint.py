@@ -28,14 +28,18 @@ FREE_ARGS = {"epochs", "save_freq", "resume", "logger", "logger_kwargs", "env_fn
              "overwrite", "video_freq"}
 
 
-def check_output_dir(config: dict, output_dir: str | None, resume: bool,
+def check_output_dir(config: dict, logger_kwargs: dict, resume: bool,
                      overwrite: bool) -> int | None:
-    """Before a run writes anything: make this process the one writer of ``output_dir``
-    (:func:`spinup_tf2.rundir.claim`; a directory with symbolic links where run files go is
-    refused), then return the epoch it resumes from (``resume=True``, see
-    :meth:`TrainingCheckpoint.check_resume`), else None after making sure it destroys no
+    """Before a run writes anything: give a new run without an output directory a fresh
+    one (:func:`spinup_tf2.rundir.new_run_dir`, set in ``logger_kwargs``); make this process
+    the one writer of it (:func:`spinup_tf2.rundir.claim`; a directory with symbolic links
+    where run files go is refused); then return the epoch it resumes from (``resume=True``,
+    see :meth:`TrainingCheckpoint.check_resume`), else None after making sure it destroys no
     other run's record (:func:`spinup_tf2.rundir.check_fresh_output_dir`). Only the first
     MPI process looks (the others write nothing)."""
+    if not logger_kwargs.get("output_dir") and not resume and proc_id() == 0:
+        logger_kwargs["output_dir"] = rundir.new_run_dir(logger_kwargs.get("exp_name"))
+    output_dir = logger_kwargs.get("output_dir")
     if output_dir and proc_id() == 0:
         rundir.check_writable_dir(output_dir, "The output directory")
         rundir.check_no_links(output_dir)
@@ -47,7 +51,7 @@ def check_output_dir(config: dict, output_dir: str | None, resume: bool,
         if proc_id() == 0:
             rundir.check_fresh_output_dir(output_dir, overwrite)
     except SpinupError:
-        rundir.release(output_dir or "")  # refused: this process writes nothing there
+        rundir.release(output_dir)  # refused: this process writes nothing there
         raise
     return None
 

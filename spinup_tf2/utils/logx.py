@@ -74,11 +74,8 @@ class Logger:
                 raise SpinupError(f"Cannot make the output directory {self.output_dir} "
                                   f"({err.strerror}). Give a directory you can write in "
                                   f"(output_dir, or --data_dir).") from None
-            if output_fname == rundir.PROGRESS:
-                self.output_file, header, self.rows_written = rundir.open_progress(
-                    self.output_dir, append_after)
-            else:  # another name: Spinning Up's Logger writes it afresh
-                self.output_file, header = open(osp.join(self.output_dir, output_fname), "w"), None
+            self.output_file, header, self.rows_written = rundir.open_progress(
+                self.output_dir, append_after, output_fname)
             if header:
                 self.log_headers, self.first_row = header, False
             atexit.register(self.output_file.close)

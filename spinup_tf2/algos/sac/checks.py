@@ -66,10 +66,10 @@ def check_sac_args(args: dict):
         if not ok:
             raise SpinupError(msg)
 
-    logger_kwargs, overwrite, video_freq = run_settings(args)
-    need(isinstance(logger_kwargs, dict),
+    need(isinstance(args.get("logger_kwargs", {}), dict),
          f"sac() got logger_kwargs={args.get('logger_kwargs')!r}; it must be a dict, e.g. "
          f"dict(output_dir='data/run', exp_name='run').")
+    logger_kwargs, overwrite, video_freq = run_settings(args)
     need(isinstance(overwrite, (bool, np.bool_)),
          f"sac() got overwrite={overwrite!r}; it must be True (replace an earlier run in the "
          f"output directory) or False (refuse to).")

@@ -341,12 +341,11 @@ class ActorCriticExport(tf.Module):
         self.q1 = tf.function(lambda x, a: ac.q1(x, a), input_signature=[x, a])
         self.q2 = tf.function(lambda x, a: ac.q2(x, a), input_signature=[x, a])
         self.serve = tf.function(lambda x: {"action": self.mu(x)}, input_signature=[x])
-        self._specs = (x, a)
 
     def export_signatures(self) -> dict:
         """The functions ``tf.saved_model.save`` exports as named signatures, each
         returning a dict that names its output."""
-        x, a = self._specs
+        x, a = self.q1.input_signature
         return {"serving_default": self.serve, "mu": self.serve,
                 "pi": tf.function(lambda x: {"action": self.pi(x)}, input_signature=[x]),
                 "q1": tf.function(lambda x, a: {"q": self.q1(x, a)}, input_signature=[x, a]),

@@ -402,12 +402,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     actor_critic = config["actor_critic"] = pick_actor_critic(actor_critic, discrete, ac_kwargs)
     # The env's registered name, so test_policy can rebuild it without vars.pkl.
     config["env_name"] = env.spec.id if env.spec is not None else None
-    if not logger_kwargs.get("output_dir") and not resume and proc_id() == 0:
-        logger_kwargs["output_dir"] = rundir.new_run_dir(logger_kwargs.get("exp_name"))
-    videos = EpochVideos(logger_kwargs.get("output_dir") if proc_id() == 0 else None,
-                         video_freq, config["env_name"], max_ep_len)
-    resume_epoch = check_output_dir(config, logger_kwargs.get("output_dir"), resume,
-                                    overwrite)  # and nothing lost
+    videos = EpochVideos(video_freq, config["env_name"], max_ep_len)
+    resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
 
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
@@ -519,8 +515,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             # The training checkpoint comes after the row: resuming never repeats or skips one.
             if saving:
                 checkpoint.save(t + 1, epoch, ep_ret, ep_len, time.time() - start_time)
-            videos.after_epoch(epoch, epoch == epochs, lambda o: get_action(o, True))
-    rundir.release(logger_kwargs.get("output_dir") or "")  # another writer may come now
+            videos.after_epoch(logger.output_dir, epoch, epoch == epochs,
+                               lambda o: get_action(o, True))
+    rundir.release(logger.output_dir)  # another writer may come now
     return ac
 
 
