@@ -153,3 +153,37 @@ def test_parallel_resume_appends_each_runs_log(tmp_path):
         log = (tmp_path / "pr" / f"pr_s{seed}" / "stdout.txt").read_text()
         assert log.count("Logging data to") == 2  # the first part's output is still there
         assert "Resuming the run" in log.split("Logging data to")[2]
+
+
+def test_payload_of_any_size_reaches_the_experiment(tmp_path):
+    """An env_fn closing over 320 KB (over the 128 KiB a command-line argument may
+    hold) runs, under one process and under a sweep; no payload file is left."""
+    from spinup_tf2 import sac
+    from spinup_tf2.utils.run_utils import ExperimentGrid, call_experiment
+
+    weights = np.random.default_rng(0).random(40_000)  # 320 KB, that do not compress
+    total = weights.sum()
+
+    def env_fn():
+        import gymnasium as gym
+
+        assert weights.sum() == total
+        return gym.make("Pendulum-v1")
+
+    os.environ["SPINUP_TF2_WAIT_BEFORE_LAUNCH"] = "0"
+    tiny = dict(epochs=1, steps_per_epoch=200, start_steps=100, update_after=100,
+                num_test_episodes=1, batch_size=32, ac_kwargs=dict(hidden_sizes=(8,)))
+    call_experiment("big", sac, data_dir=str(tmp_path), env_fn=env_fn, **tiny)
+    grid = ExperimentGrid("bigsweep")
+    grid.add("env_fn", env_fn)
+    grid.add("seed", [0, 1])
+    for k, v in tiny.items():
+        grid.add(k, v)
+    grid.run(sac, data_dir=str(tmp_path), parallel=2)
+    runs = sorted(p.parent.name for p in tmp_path.rglob("progress.txt"))
+    assert runs == ["big_s0", "bigsweep_s0", "bigsweep_s1"], runs
+    for p in tmp_path.rglob("progress.txt"):
+        assert len(p.read_text().splitlines()) == 2
+    from spinup_tf2.launch import processes
+
+    assert os.listdir(processes._payload_dir) == []

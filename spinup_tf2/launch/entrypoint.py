@@ -1,8 +1,7 @@
 """What a launched experiment process runs: ``python -m spinup_tf2.launch.entrypoint
-<thunk>``, where <thunk> is the experiment function, cloudpickled, zlib-compressed and
-base64-encoded by :func:`spinup_tf2.launch.processes.experiment_command`."""
+<file>``, where <file> holds the experiment function, cloudpickled and zlib-compressed by
+:func:`spinup_tf2.launch.processes.experiment_command`."""
 
-import base64
 import sys
 import zlib
 
@@ -14,7 +13,8 @@ if __name__ == "__main__":
 
     die_with_parent()  # a killed launcher takes its experiment with it
     interrupt_once()
-    thunk = cloudpickle.loads(zlib.decompress(base64.b64decode(sys.argv[1])))
+    with open(sys.argv[1], "rb") as f:
+        thunk = cloudpickle.loads(zlib.decompress(f.read()))
     # The launcher says where the data is after Ctrl-C; sac()'s stop on NaN says what is intact.
     try:
         code = cli_main(thunk)

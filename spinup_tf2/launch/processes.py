@@ -4,13 +4,15 @@ background, tied to the launcher's lifetime and stopped cleanly by Ctrl-C."""
 
 from __future__ import annotations
 
-import base64
+import atexit
 import json
 import os
 import os.path as osp
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import zlib
 from typing import NamedTuple
@@ -116,8 +118,40 @@ def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
         mpi_fork(num_cpu)
         thunk(**resolve_names(kwargs))
 
-    encoded = base64.b64encode(zlib.compress(cloudpickle.dumps(thunk_plus))).decode("utf-8")
-    return [sys.executable or "python", "-m", ENTRYPOINT, encoded], output_dir
+    path = write_payload(zlib.compress(cloudpickle.dumps(thunk_plus)))
+    return [sys.executable or "python", "-m", ENTRYPOINT, path], output_dir
+
+
+_payload_dir = None
+
+
+def write_payload(payload: bytes, directory: str | None = None) -> str:
+    """Write an experiment's payload to a private file and return its path, the one
+    argument of :mod:`spinup_tf2.launch.entrypoint`.
+
+    A file rather than the argument itself, since a payload can be any size (an
+    ``env_fn`` closing over a large array) and one argument may hold only 128 KiB;
+    and a file, unlike stdin, every MPI rank can read. The files go in one private
+    directory per launcher (``directory`` if given), removed when the launcher exits,
+    which outlives its experiments."""
+    global _payload_dir
+    if directory is None:
+        if _payload_dir is None:
+            _payload_dir = tempfile.mkdtemp(prefix="spinup_tf2_launch_")
+            atexit.register(shutil.rmtree, _payload_dir, True)
+        directory = _payload_dir
+    fd, path = tempfile.mkstemp(suffix=".payload", dir=directory)
+    with os.fdopen(fd, "wb") as f:
+        f.write(payload)
+    return path
+
+
+def remove_payload(cmd: list) -> None:
+    """Remove an experiment command's payload file once its process has ended."""
+    try:
+        os.remove(cmd[-1])
+    except OSError:
+        pass
 
 
 def output_dir_of(exp_name: str, kwargs: dict, data_dir: str | None = None,
@@ -165,6 +199,7 @@ def run_parallel(jobs: list[Job], parallel: int) -> None:
                 if proc.poll() is None:
                     continue
                 log.close()
+                remove_payload(proc.args)
                 running.remove(job)
                 state = "finished" if proc.returncode == 0 else f"FAILED (exit {proc.returncode})"
                 print(f"{state} {osp.basename(out)} in {time.time() - t0:.0f} s (log: "
@@ -182,6 +217,7 @@ def run_parallel(jobs: list[Job], parallel: int) -> None:
                 proc.kill()
                 proc.wait()
             log.close()
+            remove_payload(proc.args)
             print(colorize(f"Interrupted. The data written so far is in {out}", "yellow",
                            bold=True), flush=True)
         raise
@@ -216,6 +252,8 @@ def run_child(cmd: list, output_dir: str) -> int:
         print(colorize("\nInterrupted. The data written so far is in %s" % output_dir, "yellow",
                        bold=True), flush=True)
         raise
+    finally:
+        remove_payload(cmd)
 
 
 def resolve_num_cpu(num_cpu, parallel: int = 1, oversubscribe: bool = False) -> int:

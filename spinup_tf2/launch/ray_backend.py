@@ -34,11 +34,12 @@ import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 
 from spinup_tf2 import rundir
 from spinup_tf2.errors import SpinupError, colorize, is_installed
-from spinup_tf2.launch.processes import ENTRYPOINT
+from spinup_tf2.launch.processes import ENTRYPOINT, write_payload
 
 CANCEL_GRACE = 10.0  # seconds the cancelled tasks get to stop their runs
 
@@ -129,7 +130,7 @@ def _sweep(ray, jobs: list, num_cpu: int) -> None:
     events = Queue()
     task = ray.remote(_run_variant).options(num_cpus=num_cpu, max_retries=0)
     t_start = time.time()
-    pending = {task.remote(job.name, job.cmd[-1], job.worker_out, job.resuming, events):
+    pending = {task.remote(job.name, _read(job.cmd[-1]), job.worker_out, job.resuming, events):
                (job.name, job.worker_out, job.out) for job in jobs}
     results = {}
 
@@ -225,9 +226,14 @@ def _summary(results: dict, seconds: float) -> None:
     raise subprocess.CalledProcessError(1, f"runs {', '.join(sorted(failed))}")
 
 
-def _run_variant(name: str, payload: str, out: str, resuming: bool, events) -> dict:
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _run_variant(name: str, payload: bytes, out: str, resuming: bool, events) -> dict:
     """The Ray task: one experiment process, its output in ``out/stdout.txt`` (appended to
-    when ``resuming``)."""
+    when ``resuming``); ``payload`` is the experiment, as in the driver's payload file."""
     import socket
 
     import ray
@@ -236,11 +242,12 @@ def _run_variant(name: str, payload: str, out: str, resuming: bool, events) -> d
     events.put(("started", osp.basename(out), node))
     os.makedirs(out, exist_ok=True)
     t0 = time.time()
-    with rundir.open_log(osp.join(out, rundir.STDOUT), append=resuming) as log:
+    with tempfile.TemporaryDirectory(prefix="spinup_tf2_launch_") as tmp, \
+            rundir.open_log(osp.join(out, rundir.STDOUT), append=resuming) as log:
         log.write(f"[spinup_tf2] variant {name}: Ray task on node {node}\n")
         log.flush()
-        proc = subprocess.Popen([sys.executable, "-m", ENTRYPOINT, payload], stdout=log,
-                                stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, "-m", ENTRYPOINT, write_payload(payload, tmp)],
+                                stdout=log, stderr=subprocess.STDOUT)
         log.write(f"[spinup_tf2] experiment process: pid {proc.pid}\n")
         log.flush()
         try:
