@@ -168,20 +168,33 @@ def test_resumed_run_says_where_it_continues(tmp_path, capsys):
     assert lines == [f"Resuming the run in {out} after epoch 1 (env step 400)."]
 
 
+STATE_EDITS = {  # state.json that parses but holds what the loop cannot use
+    "state.json a list": lambda s: [],
+    "state.json epoch a string": lambda s: dict(s, epoch="1"),
+    "state.json t negative": lambda s: dict(s, t=-5),
+    "state.json no rng": lambda s: {k: v for k, v in s.items() if k != "rng"},
+    "state.json rng garbage": lambda s: dict(s, rng={"bit_generator": "PCG64", "x": 1}),
+    "state.json env without actions": lambda s: dict(s, env={"first_seed": 0}),
+}
+
+
 @pytest.mark.parametrize("damage", ["truncate arrays.npz", "flip a byte of arrays.npz",
-                                    "truncate state.json"])
+                                    "truncate state.json", *STATE_EDITS])
 def test_damaged_checkpoint_is_refused_before_anything_is_written(tmp_path, damage):
     out = tmp_path / "run"
     sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY,
         logger_kwargs=dict(output_dir=str(out)))
-    name = damage.split()[-1]
-    path = out / "train_state" / name
-    data = path.read_bytes()
-    if damage.startswith("truncate"):
-        path.write_bytes(data[:len(data) // 2])
-    else:  # inside the stored arrays, past the zip's first local header
-        mid = len(data) // 2
-        path.write_bytes(data[:mid] + bytes([data[mid] ^ 0xFF]) + data[mid + 1:])
+    if damage in STATE_EDITS:
+        path = out / "train_state" / "state.json"
+        path.write_text(json.dumps(STATE_EDITS[damage](json.loads(path.read_text()))))
+    else:
+        path = out / "train_state" / damage.split()[-1]
+        data = path.read_bytes()
+        if damage.startswith("truncate"):
+            path.write_bytes(data[:len(data) // 2])
+        else:  # inside the stored arrays, past the zip's first local header
+            mid = len(data) // 2
+            path.write_bytes(data[:mid] + bytes([data[mid] ^ 0xFF]) + data[mid + 1:])
     before = {f: (out / f).read_bytes() for f in ("progress.txt", "config.json")}
     with pytest.raises(SpinupError) as err:
         sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **TINY,

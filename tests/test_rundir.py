@@ -5,7 +5,7 @@ import os
 
 import gymnasium as gym
 import pytest
-from helpers import TINY, rows
+from helpers import TINY, rows, run_main
 
 from spinup_tf2 import rundir, sac
 from spinup_tf2.errors import SpinupError
@@ -54,7 +54,6 @@ def test_read_config_one_error_policy(tmp_path, text, words):
 
 
 def test_malformed_config_is_one_paragraph_in_every_reader(tmp_path, capfd):
-    from helpers import run_main
 
     (tmp_path / "progress.txt").write_text("Epoch\tAverageEpRet\n1\t2.0\n")
     (tmp_path / "config.json").write_text("[1, 2]")
@@ -111,7 +110,6 @@ def test_logger_kwargs_overwrite_still_works_with_a_note(tmp_path, capsys):
 
 
 def test_plot_savefig_names_its_format_or_refuses(tmp_path, capfd):
-    from helpers import run_main
 
     run = tmp_path / "exp" / "exp_s0"
     os.makedirs(run)
@@ -133,7 +131,7 @@ def test_a_second_writer_is_refused_while_a_run_writes_and_a_kill_frees_the_dire
     import sys
     import time
 
-    from helpers import like_a_terminal, run_main
+    from helpers import like_a_terminal
 
     out = tmp_path / "busy" / "busy_s0"
     args = ["sac", "--env", "Pendulum-v1", "--exp_name", "busy", "--data_dir", str(tmp_path),
@@ -204,7 +202,6 @@ def test_run_files_that_are_symlinks_are_refused(tmp_path, name):
 
 
 def test_grid_variants_sharing_a_directory_are_refused_before_launch(tmp_path, capfd):
-    from helpers import run_main
 
     res = run_main(capfd, "sac", "--env", "Pendulum-v1", "--exp_name", "dup", "--seed", "0",
                    "0", "--data_dir", str(tmp_path))
@@ -252,7 +249,6 @@ def test_python_runs_without_output_dir_get_distinct_directories(tmp_path, monke
 
 
 def test_special_files_in_a_run_directory_are_refused_or_skipped_at_once(tmp_path, capfd):
-    from helpers import run_main
 
     good = tmp_path / "exp" / "exp_s0"
     os.makedirs(good)
@@ -281,7 +277,6 @@ def test_special_files_in_a_run_directory_are_refused_or_skipped_at_once(tmp_pat
     (["--cpu", "2", "--resume"], "--resume with --cpu 2"),
 ])
 def test_flag_grammar_and_launcher_checks(tmp_path, capfd, args, words):
-    from helpers import run_main
 
     from spinup_tf2.launch.flags import parse_flags
 
@@ -300,7 +295,6 @@ def test_flag_grammar_and_launcher_checks(tmp_path, capfd, args, words):
     (["--ci", "95", "--n_boot", "1000000000"], "--n_boot must be a whole number from 1"),
 ])
 def test_plot_refuses_what_it_cannot_use(tmp_path, capfd, args, words):
-    from helpers import run_main
 
     run = tmp_path / "exp" / "exp_s0"
     os.makedirs(run)
@@ -308,3 +302,57 @@ def test_plot_refuses_what_it_cannot_use(tmp_path, capfd, args, words):
     res = run_main(capfd, "plot", str(run), "--savefig", str(tmp_path / "f.png"), *args)
     assert res.returncode == 2 and words in res.stderr, res.stderr
     assert not (tmp_path / "f.png").exists()
+
+
+
+def test_a_saved_model_that_does_more_than_act_is_refused(tmp_path, capfd):
+    """test_policy and export load a SavedModel only if its functions compute actions and
+    nothing else (no file I/O, PyFunc, processes); --trust_saved_model loads it anyway. A
+    SavedModel that does not fit the rebuilt environment is a paragraph, not a traceback."""
+    import shutil
+
+    import tensorflow as tf
+
+    class FileWritingPolicy(tf.Module):
+        """A crafted 'policy' for Pendulum-v1 whose mu writes a file when called."""
+
+        def __init__(self, target: str):
+            super().__init__()
+            self.target, self.w = target, tf.Variable([[1.0]])
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def mu(self, x):
+            tf.io.write_file(self.target, "written by the saved model")
+            return tf.tanh(x[:, :1] @ self.w)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def pi(self, x):
+            return self.mu(x)
+
+    out = tmp_path / "run"
+    sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1, num_test_episodes=1),
+        logger_kwargs=dict(output_dir=str(out)))
+    res = run_main(capfd, "test_policy", str(out), "-nr", "-n", "1", "-d")
+    assert res.returncode == 0 and "Episode 0" in res.stdout  # ours passes the check
+
+    # Another run's policy beside this config.json: observations of another shape.
+    config = json.load(open(out / "config.json"))
+    json.dump(dict(config, env_name="MountainCarContinuous-v0"), open(out / "config.json", "w"))
+    res = run_main(capfd, "test_policy", str(out), "-nr", "-n", "1")
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert "takes observations of shape [3]" in res.stderr and "shape [2]" in res.stderr
+    json.dump(config, open(out / "config.json", "w"))
+
+    target = tmp_path / "WRITTEN"
+    shutil.rmtree(out / "tf2_save")
+    tf.saved_model.save(FileWritingPolicy(str(target)), str(out / "tf2_save"))
+    for cmd in (["test_policy", str(out), "-nr", "-n", "1", "-d"],
+                ["export", str(out), "--format", "onnx", "--out", str(tmp_path / "p.onnx")]):
+        res = run_main(capfd, *cmd)
+        assert res.returncode == 2, res.stderr
+        assert "holds operations a policy does not need: WriteFile" in res.stderr, res.stderr
+        assert "--trust_saved_model" in res.stderr and "Traceback" not in res.stderr
+        assert not target.exists() and not (tmp_path / "p.onnx").exists()
+    res = run_main(capfd, "test_policy", str(out), "-nr", "-n", "1", "-d", "--trust_saved_model")
+    assert res.returncode == 0, res.stderr
+    assert target.read_text() == "written by the saved model"  # trusted: it ran, as asked

@@ -1,6 +1,8 @@
 """SAC's parts: replay buffer, target networks, polyak averaging, the fused
 update block against single updates, argument checks."""
 
+import os
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -162,6 +164,31 @@ def test_bad_spaces_rejected_before_any_output(tmp_path):
             sac_mod.sac(env_fn, logger_kwargs=dict(output_dir=str(out)))
         assert words in str(err.value)
         assert not out.exists()
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    (dict(seed=2**32), "seed=4294967296"),
+    (dict(replay_size=10**13), "replay_size=10000000000000"),
+    (dict(ac_kwargs=dict(hidden_sizes=(10**7, 10**7))), "do not fit in memory"),
+    (dict(actor_critic=lambda *a, **k: None), "returned None"),
+    (dict(env_fn=lambda: None), "env_fn returned None"),
+    (dict(env_fn=lambda: gym.make("Pendulum-v1", render_mode="human")), "render_mode='human'"),
+    (dict(logger_kwargs=dict(output_fname="../progress.txt")), "'../progress.txt'"),
+    (dict(logger_kwargs=dict(exp_name=5)), "exp_name must be a string"),
+    (dict(logger_kwargs=dict(tensorboard="yes")), "'yes'"),
+    (dict(logger_kwargs=dict(outptu_dir="x")), "'outptu_dir' is not a logger setting"),
+])
+def test_arguments_that_would_fail_later_are_refused_before_any_output(tmp_path, kwargs, words):
+    """Values check_sac_args let through that Keras, numpy or the Logger refused after
+    config.json was written (or, for output_fname, wrote outside the run directory)."""
+    out = tmp_path / "run"
+    kwargs = dict(kwargs)
+    logger_kwargs = dict(output_dir=str(out), **kwargs.pop("logger_kwargs", {}))
+    env_fn = kwargs.pop("env_fn", lambda: gym.make("Pendulum-v1"))
+    with pytest.raises(SpinupError) as err:
+        sac_mod.sac(env_fn, logger_kwargs=logger_kwargs, **kwargs)
+    assert words in str(err.value)
+    assert not out.exists() and os.listdir(tmp_path) == []
 
 
 def test_per_dimension_bounds_rejected():

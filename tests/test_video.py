@@ -158,3 +158,14 @@ def test_mujoco_camera_follows_the_body():
     gap, moved = map(float, res.stdout.split()[-2:])
     assert gap == 0.0  # the camera is on the torso at every frame
     assert moved > 0.05  # and the torso went somewhere
+
+
+def test_a_window_that_cannot_open_is_a_message_not_a_crash(runs, monkeypatch):
+    """Human rendering runs in its own process: a DISPLAY that answers no one made MuJoCo's
+    window code abort the process holding TensorFlow (exit 134); now one paragraph."""
+    monkeypatch.delenv("MUJOCO_GL", raising=False)
+    res = cli("test_policy", runs["HalfCheetah-v5"], "-n", "1", "-l", "20",
+              env={"DISPLAY": ":99", "WAYLAND_DISPLAY": ""})
+    assert res.returncode == 2, (res.returncode, res.stderr[-2000:])
+    assert_clean_error(res, "HalfCheetah-v5 could not be shown in a window",
+                       "its rendering process died", "--norender (-nr)", "--video run.mp4")

@@ -38,7 +38,7 @@ EXTRA = ("pip install -e '.[export]' in a clone of spinup_tf2, or pip install tf
 
 
 def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
-                  itr="last") -> dict:
+                  itr="last", trust_saved_model: bool = False) -> dict:
     """Write the deterministic policy of a saved run as an ONNX or TF Lite file.
 
     Args:
@@ -52,6 +52,10 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
 
         itr: ``'last'`` or the number N of a ``tf2_save<N>`` folder, as for
             ``test_policy``.
+
+        trust_saved_model (bool): Export even a SavedModel whose graph holds
+            operations a policy does not need (see
+            :func:`spinup_tf2.policy.load.check_saved_model_ops`).
 
     Returns:
         A dict: ``path``, ``format``, ``bytes``, ``obs_dim``, ``discrete``,
@@ -71,7 +75,7 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
                           f"{FORMATS[fmt]}.")
 
     tf = import_tensorflow()
-    model = load_saved_model(folder)
+    model = load_saved_model(folder, trust_saved_model)
     obs_dim = int(model.mu.concrete_functions[0].structured_input_signature[0][0].shape[1])
     sig = [tf.TensorSpec([None, obs_dim], tf.float32, name="obs")]
     policy = tf.function(lambda obs: {"action": model.mu(obs)}, input_signature=sig)
@@ -215,11 +219,15 @@ def main(argv=None) -> int:
                                             "DIR/policy.tflite)")
     parser.add_argument("--itr", "-i", type=int, default=-1,
                         help="export tf2_save<N> instead of the last save")
+    parser.add_argument("--trust_saved_model", action="store_true",
+                        help="export even a SavedModel holding operations a policy does not "
+                             "need (only for run directories you trust)")
     args = parser.parse_args(argv)
 
     def command():
         print(describe(export_policy(args.fpath, args.fmt, args.out,
-                                     args.itr if args.itr >= 0 else "last")))
+                                     args.itr if args.itr >= 0 else "last",
+                                     args.trust_saved_model)))
 
     return cli_main(command)
 

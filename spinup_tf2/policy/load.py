@@ -8,6 +8,7 @@ directories you trust.
 
 from __future__ import annotations
 
+import os.path as osp
 import warnings
 
 import joblib
@@ -19,7 +20,8 @@ from spinup_tf2.tf_setup import import_tensorflow
 
 
 def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, render: bool = False,
-                        trust_pickle: bool = False, video: bool = False):
+                        trust_pickle: bool = False, video: bool = False,
+                        trust_saved_model: bool = False):
     """The environment and the policy of a finished (or interrupted) run.
 
     Args:
@@ -41,6 +43,10 @@ def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, ren
             ``run_policy(..., video=PATH)`` (rebuilt from config.json; without
             a display, MuJoCo renders through EGL).
 
+        trust_saved_model (bool): Load the SavedModel even if its graph holds
+            operations a policy does not need (see :func:`check_saved_model_ops`):
+            only for run directories you trust.
+
     Returns:
         ``(env, get_action)``: ``env`` is None if it could not be restored;
         ``get_action(obs)`` maps one observation to one action (numpy).
@@ -48,8 +54,36 @@ def load_policy_and_env(fpath: str, itr="last", deterministic: bool = False, ren
     itr, folder = rundir.select_save(fpath, itr)
     env = _load_env(fpath, itr, "rgb_array" if video else "human" if render else None,
                     trust_pickle)
-    get_action = load_tf2_policy(folder, deterministic)
+    get_action = load_tf2_policy(folder, deterministic, trust_saved_model)
+    if env is not None:
+        _check_fits(get_action.model, env, folder)
     return env, get_action
+
+
+def _check_fits(model, env, folder: str) -> None:
+    """Refuse a SavedModel whose observations are not the environment's (a tf2_save/
+    copied from another run, or a config.json naming another environment)."""
+    import numpy as np
+
+    obs_shape = tuple(getattr(env.observation_space, "shape", None) or ())
+    spec = model.mu.concrete_functions[0].structured_input_signature[0][0]
+    if tuple(spec.shape[1:]) != obs_shape:
+        raise SpinupError(
+            f"The saved model in {folder} takes observations of shape "
+            f"{list(spec.shape[1:])}, but the environment rebuilt for it "
+            f"({getattr(env.spec, 'id', env)}) gives observations of shape {list(obs_shape)}: "
+            f"they are not from the same run. Check that config.json and tf2_save/ belong "
+            f"together (or load the policy with load_tf2_policy and pair it with its own "
+            f"environment yourself).")
+    act_space = env.action_space
+    want = () if not hasattr(act_space, "low") else tuple(np.shape(act_space.low))
+    got = tuple(model.mu.concrete_functions[0].structured_outputs.shape[1:])
+    if got != want:
+        raise SpinupError(
+            f"The saved model in {folder} gives actions of shape {list(got)}, but the "
+            f"environment rebuilt for it ({getattr(env.spec, 'id', env)}) takes actions of "
+            f"shape {list(want)}: they are not from the same run. Check that config.json and "
+            f"tf2_save/ belong together.")
 
 
 def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
@@ -66,15 +100,8 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
               f"separate process.")
         return RenderingEnv(env_name)
     if env_name and render_mode == "human":
-        import gymnasium as gym
-
-        try:
-            return gym.make(env_name, render_mode="human")
-        except Exception as err:
-            raise SpinupError(f"Could not open a window to render {env_name} ({err}). Rendering "
-                              f"needs a display and the env's rendering extra (e.g. pip install "
-                              f"'gymnasium[classic-control]'); add --norender (-nr) to run "
-                              f"without a window.") from None
+        # In its own process: a window that cannot open may crash the one holding TensorFlow.
+        return RenderingEnv(env_name, "human")
     if trust_pickle:
         path = rundir.vars_path(fpath, itr)
         try:
@@ -113,11 +140,12 @@ def _check_registered(env_name, fpath: str) -> None:
         f"or, if you trust this run directory, add --trust_vars_pkl (trust_pickle=True).")
 
 
-def load_tf2_policy(fpath: str, deterministic: bool = False):
-    """``get_action(obs)`` from a SavedModel folder written by spinup_tf2."""
+def load_tf2_policy(fpath: str, deterministic: bool = False, trust_saved_model: bool = False):
+    """``get_action(obs)`` from a SavedModel folder written by spinup_tf2 (see
+    :func:`load_saved_model` for ``trust_saved_model``)."""
     tf = import_tensorflow()
     print("\n\nLoading from %s.\n\n" % fpath)
-    model = load_saved_model(fpath)
+    model = load_saved_model(fpath, trust_saved_model)
     if deterministic:
         print("Using deterministic action op.")
         action_fn = model.mu
@@ -133,9 +161,88 @@ def load_tf2_policy(fpath: str, deterministic: bool = False):
     return get_action
 
 
-def load_saved_model(fpath: str):
+# The operations a policy's functions may run: arithmetic, activations, random draws and
+# reading its own variables (those of spinup_tf2's actor-critics with any Keras activation,
+# and the common ones of a custom network). Nothing that reads or writes files, runs Python
+# (PyFunc), starts processes or talks to the network.
+POLICY_OPS = frozenset("""
+Abs Acos Acosh Add AddN AddV2 All Any ArgMax ArgMin Asin Asinh AssignVariableOp Atan Atan2
+Atanh AvgPool BatchMatMul BatchMatMulV2 BatchMatMulV3 BiasAdd BroadcastArgs BroadcastTo Cast
+Ceil CheckNumerics ClipByValue ConcatV2 Const Conv1D Conv2D Cos Cosh Cumsum DepthwiseConv2dNative
+DisableCopyOnRead Einsum Elu Equal Erf Erfc Exp ExpandDims Expm1 Fill Floor FloorDiv FloorMod
+FusedBatchNormV3 GatherNd GatherV2 Greater GreaterEqual Identity IdentityN IsFinite IsNan
+L2Loss LeakyRelu Less LessEqual Log Log1p LogSoftmax LogicalAnd LogicalNot LogicalOr MatMul
+Max MaxPool Maximum Mean Min Minimum Mod Mul Multinomial Neg NoOp NotEqual OneHot OnesLike Pack
+Pad PadV2 PartitionedCall Placeholder Pow Prod RandomStandardNormal RandomUniform
+RandomUniformInt Range Rank ReadVariableOp RealDiv Reciprocal Relu Relu6 Reshape Round Rsqrt
+Select SelectV2 Selu Shape Sigmoid Sign Sin Sinh Size Slice Softmax Softplus Softsign Split
+SplitV Sqrt Square SquaredDifference Squeeze StatefulPartitionedCall
+StatelessRandomGetKeyCounter StatelessRandomNormalV2 StatelessRandomUniformV2 StopGradient
+StridedSlice Sub Sum Tan Tanh Tile Transpose TruncatedNormal Unpack VarHandleOp Where
+ZerosLike""".split())
+# What tf.saved_model.save adds to save and restore the variables (not run by loading).
+SAVER_OPS = frozenset("MergeV2Checkpoints RestoreV2 SaveV2 ShardedFilename StaticRegexFullMatch "
+                      "StringJoin".split())
+
+
+def check_saved_model_ops(fpath: str) -> None:
+    """Refuse, before TensorFlow loads it, a SavedModel in the folder ``fpath`` whose
+    functions hold operations a policy does not need (:data:`POLICY_OPS`): a crafted
+    model could read or write files, or run code, when test_policy or export calls it.
+    The saver's own functions may also hold :data:`SAVER_OPS`."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    model = saved_model_pb2.SavedModel()
+    try:
+        with open(osp.join(fpath, "saved_model.pb"), "rb") as f:
+            model.ParseFromString(f.read())
+    except Exception:
+        return  # not readable as a SavedModel: load_saved_model says so
+    bad = {}
+    for graph in model.meta_graphs:
+        functions = {fn.signature.name: fn for fn in graph.graph_def.library.function}
+        # What loading and calling the model runs: the object graph's functions and
+        # everything they call. The rest (the saver's functions) only saves and restores.
+        called = _calls(functions, graph.object_graph_def.concrete_functions.keys())
+        for name, fn in functions.items():
+            allowed = POLICY_OPS if name in called else POLICY_OPS | SAVER_OPS
+            for node in fn.node_def:
+                if node.op not in allowed and node.op not in functions:
+                    bad.setdefault(node.op, name)
+        for node in graph.graph_def.node:
+            if node.op not in POLICY_OPS | SAVER_OPS and node.op not in functions:
+                bad.setdefault(node.op, "the top-level graph")
+    if bad:
+        ops = ", ".join(f"{op} (in {where})" for op, where in sorted(bad.items())[:8])
+        raise SpinupError(
+            f"The saved model in {fpath} holds operations a policy does not need: {ops}. A "
+            f"policy saved by spinup_tf2 only computes actions from observations; a crafted "
+            f"model could read or write files or run code when called, so it was not loaded. "
+            f"If you trust this run directory (a custom actor-critic with unusual operations), "
+            f"add --trust_saved_model (trust_saved_model=True).")
+
+
+def _calls(functions: dict, roots) -> set:
+    """The names of ``roots`` and every library function they call, directly or not."""
+    seen, todo = set(), [r for r in roots if r in functions]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for node in functions[name].node_def:
+            callees = [node.op] + [v.func.name for v in node.attr.values()]
+            callees += [f.name for v in node.attr.values() for f in v.list.func]
+            todo += [c for c in callees if c in functions and c not in seen]
+    return seen
+
+
+def load_saved_model(fpath: str, trust_saved_model: bool = False):
     """The SavedModel in the folder ``fpath`` (with its ``mu`` and ``pi``
-    functions), or a :class:`SpinupError` saying why it cannot be used."""
+    functions), or a :class:`SpinupError` saying why it cannot be used; unless
+    ``trust_saved_model``, only after :func:`check_saved_model_ops`."""
+    if not trust_saved_model:
+        check_saved_model_ops(fpath)
     tf = import_tensorflow()
     try:
         model = tf.saved_model.load(fpath)

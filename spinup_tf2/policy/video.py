@@ -132,41 +132,54 @@ def record_episode(env_name: str, get_action, path: str, max_ep_len: int) -> tup
 
 
 class RenderingEnv:
-    """``gymnasium.make(env_name, render_mode='rgb_array')`` run in a separate process
-    that never imports TensorFlow, with the same ``reset``/``step``/``render``.
+    """``gymnasium.make(env_name, render_mode=render_mode)`` run in a separate process
+    that never imports TensorFlow, with the same ``reset``/``step``/``render``:
+    ``'rgb_array'`` sends each step's frame back, ``'human'`` shows it in a window.
 
     Why: Mesa's software OpenGL (llvmpipe, behind headless EGL) and TensorFlow
     each carry their own LLVM, and MuJoCo's off-screen rendering crashes the
-    process that has loaded both. The policy stays here; the environment and
-    its renderer live in the worker, and each step's frame comes back with it.
+    process that has loaded both; a window that cannot be opened (a ``DISPLAY``
+    that answers no one) can crash it too. The policy stays here; the environment
+    and its renderer live in the worker, whose crash is a message here.
     """
 
-    def __init__(self, env_name: str):
+    def __init__(self, env_name: str, render_mode: str = "rgb_array"):
         import multiprocessing as mp
 
-        use_headless_gl()
+        if render_mode == "rgb_array":
+            use_headless_gl()
         ctx = mp.get_context("spawn")  # a fresh interpreter: no TensorFlow in it
         self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_rendering_worker, args=(env_name, child), daemon=True)
+        self._proc = ctx.Process(target=_rendering_worker, args=(env_name, render_mode, child),
+                                 daemon=True)
         self._proc.start()
         child.close()
+        self.env_name, self._mode, self._frame = env_name, render_mode, None
         info = self._call("info")
-        self.metadata, self.render_mode, self.spec = info
-        self.env_name, self._frame = env_name, None
+        self.metadata, self.render_mode, self.spec, self.observation_space, \
+            self.action_space = info
 
     def _call(self, *msg):
         self._conn.send(msg)
         try:
             ok, value = self._conn.recv()
         except EOFError:
-            raise SpinupError(f"{self.env_name} could not render off-screen: its rendering "
-                              f"process died (exit code {self._proc.exitcode}). "
-                              + INSTALL_GL) from None
+            self._proc.join(timeout=5)
+            raise SpinupError(self._failure(f"its rendering process died (exit code "
+                                            f"{self._proc.exitcode})")) from None
         if not ok:
-            raise SpinupError(f"{self.env_name} could not render a frame off-screen ({value}; "
-                              f"MUJOCO_GL={os.environ.get('MUJOCO_GL', 'unset')}). "
-                              + INSTALL_GL)
+            raise SpinupError(self._failure(value))
         return value
+
+    def _failure(self, reason: str) -> str:
+        if self._mode == "human":
+            return (f"{self.env_name} could not be shown in a window ({reason}; DISPLAY="
+                    f"{os.environ.get('DISPLAY', 'unset')}). Rendering to a screen needs a "
+                    f"display that accepts windows and the env's rendering extra (e.g. pip "
+                    f"install 'gymnasium[classic-control]'). Add --norender (-nr) to run "
+                    f"without a window, or record a video: --video run.mp4.")
+        return (f"{self.env_name} could not render a frame off-screen ({reason}; MUJOCO_GL="
+                f"{os.environ.get('MUJOCO_GL', 'unset')}). " + INSTALL_GL)
 
     def reset(self, **kwargs):
         obs, info, self._frame = self._call("reset", kwargs)
@@ -202,17 +215,22 @@ def render_following(env):
     return env.render()
 
 
-def _rendering_worker(env_name: str, conn) -> None:
+def _rendering_worker(env_name: str, render_mode: str, conn) -> None:
     """The worker of :class:`RenderingEnv`: make the env, then answer calls until
     told to close or its parent goes (Ctrl-C is the parent's to handle)."""
     import signal
+    import warnings
 
     import gymnasium as gym
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    warnings.simplefilter("ignore")  # a failure comes back as one message
+
+    def frame(env):  # in human mode gymnasium draws the window at each step itself
+        return render_following(env) if render_mode == "rgb_array" else None
 
     try:
-        env = gym.make(env_name, render_mode="rgb_array")
+        env = gym.make(env_name, render_mode=render_mode)
     except Exception as err:
         conn.send((False, f"{type(err).__name__}: {err}"))
         return
@@ -224,13 +242,14 @@ def _rendering_worker(env_name: str, conn) -> None:
         try:
             if cmd == "info":
                 spec = env.spec
-                reply = (dict(env.metadata), env.render_mode, spec)
+                reply = (dict(env.metadata), env.render_mode, spec, env.observation_space,
+                         env.action_space)
             elif cmd == "reset":
                 obs, info = env.reset(**args[0])
-                reply = (obs, info, render_following(env))
+                reply = (obs, info, frame(env))
             elif cmd == "step":
                 obs, r, terminated, truncated, info = env.step(args[0])
-                reply = (obs, r, terminated, truncated, info, render_following(env))
+                reply = (obs, r, terminated, truncated, info, frame(env))
             else:
                 env.close()
                 return

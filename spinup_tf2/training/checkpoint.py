@@ -170,11 +170,14 @@ class TrainingCheckpoint:
             self.replay_buffer.load_state_arrays(arrays)
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
             raise _damaged(folder, err, nothing_written=False) from None
-        if self.normalizer is not None:
-            self.normalizer.load_state(state["normalizer"])
-        set_rng_state(self.rng, state["rng"])
-        self.test_env.restore(state["test_env"])
-        o = self.env.restore(state["env"])
+        try:
+            if self.normalizer is not None:
+                self.normalizer.load_state(state["normalizer"])
+            set_rng_state(self.rng, state["rng"])
+            self.test_env.restore(state["test_env"])
+            o = self.env.restore(state["env"])
+        except Exception as err:  # replaying the episode's actions: the env may raise anything
+            raise _damaged(folder, err, nothing_written=False) from None
         print(f"Resuming the run in {self.output_dir} after epoch {state['epoch']} "
               f"(env step {state['t']}).", flush=True)
         return o, state["t"], state["ep_ret"], state["ep_len"], state["elapsed"]
@@ -187,8 +190,7 @@ def _read_checkpoint_state(folder: str) -> dict:
     try:
         with open(osp.join(folder, "state.json")) as f:
             state = json.load(f)
-        if not isinstance(state, dict) or not {"t", "epoch"} <= set(state):
-            raise ValueError("state.json lacks the checkpoint's counters")
+        _check_state_types(state)
         with zipfile.ZipFile(osp.join(folder, "arrays.npz")) as z:
             bad = z.testzip()
         if bad is not None:
@@ -196,6 +198,38 @@ def _read_checkpoint_state(folder: str) -> dict:
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
         raise _damaged(folder, err) from None
     return state
+
+
+# state.json's keys and the kinds of value each must have.
+# (A missing digest is check_resume's to refuse, with its own message.)
+STATE_TYPES = {"t": int, "epoch": int, "ep_len": int, "ep_ret": (int, float),
+               "elapsed": (int, float), "rng": dict, "progress_sha256": (str, type(None)),
+               "env": dict, "test_env": dict, "normalizer": (dict, type(None))}
+
+
+def _check_state_types(state) -> None:
+    """Raise ValueError naming the first key of state.json that is missing or of the
+    wrong kind (the loop would fail on it later, after progress.txt was reopened)."""
+    if not isinstance(state, dict):
+        raise ValueError(f"state.json holds a {type(state).__name__}, not an object")
+    for key, kind in STATE_TYPES.items():
+        value = state.get(key, "<missing>")
+        if (key not in state or not isinstance(value, kind) or isinstance(value, bool)
+                or kind is int and value < 0):
+            raise ValueError(f"state.json's {key!r} is {value!r}, not a "
+                             f"{'whole number >= 0' if kind is int else 'valid value'}")
+    rngs = {"rng": state["rng"]}
+    for env in ("env", "test_env"):
+        for key in ("first_seed", "episode_start", "actions", "np_random", "action_space_rng"):
+            if key not in state[env]:
+                raise ValueError(f"state.json's {env!r} has no {key!r}")
+        rngs.update({f"{env}.np_random": state[env]["np_random"],
+                     f"{env}.action_space_rng": state[env]["action_space_rng"]})
+    for key, rng in rngs.items():
+        try:
+            set_rng_state(np.random.default_rng(), rng)
+        except Exception:  # numpy raises several kinds for a state it cannot take
+            raise ValueError(f"state.json's {key!r} is not a random generator's state") from None
 
 
 def _damaged(folder: str, err: Exception, nothing_written: bool = True) -> SpinupError:

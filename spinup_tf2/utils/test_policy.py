@@ -92,6 +92,9 @@ def main(argv=None) -> int:
     parser.add_argument("--trust_vars_pkl", action="store_true",
                         help="load the environment pickled in vars.pkl (runs code from the "
                              "file: only for run directories you trust)")
+    parser.add_argument("--trust_saved_model", action="store_true",
+                        help="load the SavedModel even if it holds operations a policy does "
+                             "not need (only for run directories you trust)")
     args = parser.parse_args(argv)
     render = not args.norender and args.video is None
     if render and sys.platform.startswith("linux") and not has_display():
@@ -108,7 +111,8 @@ def main(argv=None) -> int:
             check_video_path(args.video)
         env, get_action = load_policy_and_env(args.fpath, args.itr if args.itr >= 0 else "last",
                                               args.deterministic, render, args.trust_vars_pkl,
-                                              video=args.video is not None)
+                                              video=args.video is not None,
+                                              trust_saved_model=args.trust_saved_model)
         try:
             run_policy(env, get_action, args.len, args.episodes, render, video=args.video)
         finally:

@@ -37,6 +37,9 @@ def _is_num(x) -> bool:
 
 # Run settings that were logger_kwargs keys in 0.1 and are sac() arguments now.
 MOVED_FROM_LOGGER_KWARGS = ("overwrite", "video_freq")
+LOGGER_KWARGS = ("output_dir", "exp_name", "output_fname", "tensorboard")
+# Seeds fit Keras' 32 bits with room for the offsets of MPI ranks and the test environment.
+SEED_LIMIT = 2**31
 
 
 def run_settings(args: dict, note: bool = False) -> tuple[dict, bool, int]:
@@ -70,6 +73,7 @@ def check_sac_args(args: dict):
          f"sac() got logger_kwargs={args.get('logger_kwargs')!r}; it must be a dict, e.g. "
          f"dict(output_dir='data/run', exp_name='run').")
     logger_kwargs, overwrite, video_freq = run_settings(args)
+    check_logger_kwargs(logger_kwargs)
     need(isinstance(overwrite, (bool, np.bool_)),
          f"sac() got overwrite={overwrite!r}; it must be True (replace an earlier run in the "
          f"output directory) or False (refuse to).")
@@ -87,6 +91,9 @@ def check_sac_args(args: dict):
              f"sac() got {name}={val!r}, but {name} must be a whole number >= {low}"
              + (f" (e.g. {int(val)})." if isinstance(val, (float, np.floating))
                 and val.is_integer() else "."))
+    need(args["seed"] < SEED_LIMIT,
+         f"sac() got seed={args['seed']}, but seeds must be below 2**31 = {SEED_LIMIT} (Keras "
+         f"seeds with 32 bits, and each MPI rank and the test environment add an offset).")
     need(args["replay_size"] >= args["batch_size"],
          f"sac() got replay_size={args['replay_size']} with batch_size={args['batch_size']}: "
          f"the replay buffer must hold at least one minibatch, so replay_size >= batch_size.")
@@ -118,15 +125,73 @@ def check_sac_args(args: dict):
     return parse_alpha(alpha, args.get("target_entropy"))
 
 
+def check_logger_kwargs(logger_kwargs: dict) -> None:
+    """Refuse logger_kwargs keys EpochLogger does not take, and values of the wrong
+    kind: a progress file name with a folder in it would write outside the run."""
+    import os
+
+    def need(ok, what):
+        if not ok:
+            raise SpinupError(f"sac() got logger_kwargs={logger_kwargs!r}: {what}")
+
+    unknown = sorted(set(logger_kwargs) - set(LOGGER_KWARGS))
+    need(not unknown, f"{', '.join(map(repr, unknown))} is not a logger setting; it takes "
+                      f"{', '.join(LOGGER_KWARGS)}.")
+    out, name = logger_kwargs.get("output_dir"), logger_kwargs.get("exp_name")
+    need(out is None or (isinstance(out, (str, os.PathLike)) and str(out)),
+         f"output_dir must be a path (a non-empty string), or None for the default; got "
+         f"{out!r}.")
+    need(name is None or isinstance(name, str),
+         f"exp_name must be a string, or None; got {name!r}.")
+    fname = logger_kwargs.get("output_fname", rundir.PROGRESS)
+    need(fname is None or (isinstance(fname, str) and fname not in ("", ".", "..")
+                           and os.sep not in fname and "\0" not in fname),
+         f"output_fname must be a file name inside the run directory (no folder), e.g. "
+         f"{rundir.PROGRESS!r}; got {fname!r}.")
+    need(isinstance(logger_kwargs.get("tensorboard", False), (bool, np.bool_)),
+         f"tensorboard must be True or False; got {logger_kwargs.get('tensorboard')!r}.")
+
+
 def make_env(env_fn):
-    """``env_fn()``; an environment whose optional dependency (Box2D, MuJoCo, ...) is
-    missing is a :class:`SpinupError` saying what to install."""
+    """``env_fn()``, checked to be an environment; one whose optional dependency (Box2D,
+    MuJoCo, ...) is missing is a :class:`SpinupError` saying what to install."""
     try:
-        return env_fn()
+        env = env_fn()
     except DependencyNotInstalled as err:
         raise SpinupError(f"The environment could not be made: a package it needs is not "
                           f"installed ({err}). Nothing was written; install it and run "
                           f"again.") from None
+    missing = [k for k in ("observation_space", "action_space", "reset", "step")
+               if not hasattr(env, k)]
+    if missing:
+        raise SpinupError(f"env_fn returned {env!r}, which is not a gymnasium environment (it "
+                          f"has no {', '.join(missing)}). env_fn must return a new environment "
+                          f"on each call, e.g. lambda: gymnasium.make('Pendulum-v1'). Nothing "
+                          f"was written.")
+    if getattr(env, "render_mode", None) == "human":
+        env.close()
+        raise SpinupError("env_fn made an environment with render_mode='human': it would draw a "
+                          "window at every training step, in the process that runs "
+                          "TensorFlow, where a window that cannot open crashes the run. Make "
+                          "it without render_mode; watch the trained policy with test_policy "
+                          "(which renders in its own process), or record videos during "
+                          "training with --video_freq N. Nothing was written.")
+    return env
+
+
+def check_memory(replay_size: int, obs_dim: int, act_dim: int, n_procs: int = 1) -> None:
+    """Refuse a replay buffer larger than this machine's memory (numpy would reserve it
+    lazily, and the run would be killed once it filled up)."""
+    import psutil
+
+    need = replay_size * (2 * obs_dim + act_dim + 2) * 4 * n_procs
+    total = psutil.virtual_memory().total
+    if need > total:
+        raise SpinupError(
+            f"sac() got replay_size={replay_size}: {n_procs} replay buffer(s) of that many "
+            f"transitions of {obs_dim}-dim observations take {need / 2**30:.3g} GiB, more than "
+            f"the {total / 2**30:.3g} GiB of memory here. Give replay_size at most "
+            f"{total // ((2 * obs_dim + act_dim + 2) * 4 * n_procs)}. Nothing was written.")
 
 
 def parse_alpha(alpha, target_entropy):

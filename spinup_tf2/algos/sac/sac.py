@@ -21,6 +21,7 @@ from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.checks import (
     check_ac_kwargs,
     check_finite,
+    check_memory,
     check_sac_args,
     check_spaces,
     default_target_entropy,
@@ -116,15 +117,25 @@ def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs
     the main networks; both share ``obs_normalizer`` when one is given."""
     if obs_normalizer is not None:
         ac_kwargs = dict(ac_kwargs, obs_normalizer=obs_normalizer)
+    name = getattr(actor_critic, "__name__", actor_critic)
     try:
         ac = actor_critic(observation_space, action_space, **ac_kwargs)
+        ac_targ = actor_critic(observation_space, action_space, **ac_kwargs)
     except TypeError as err:
         if obs_normalizer is not None and "obs_normalizer" in str(err):
-            raise SpinupError(f"normalize_obs=True, but the actor_critic "
-                              f"{getattr(actor_critic, '__name__', actor_critic)} does not "
-                              f"take an obs_normalizer argument ({err}).") from None
+            raise SpinupError(f"normalize_obs=True, but the actor_critic {name} does not take "
+                              f"an obs_normalizer argument ({err}).") from None
         raise
-    ac_targ = actor_critic(observation_space, action_space, **ac_kwargs)
+    except (MemoryError, tf.errors.ResourceExhaustedError):
+        raise SpinupError(f"The networks of actor_critic {name} with ac_kwargs={ac_kwargs!r} do "
+                          f"not fit in memory; give smaller hidden_sizes. Nothing was "
+                          f"written.") from None
+    missing = [k for k in ("pi", "q1", "q2", "trainable_variables") if not hasattr(ac, k)]
+    if missing:
+        raise SpinupError(f"actor_critic {name} returned {ac!r}, which has no "
+                          f"{', '.join(missing)}: it must return an object with Keras models "
+                          f"pi, q1 and q2 and their trainable_variables (see "
+                          f"core.MLPActorCritic). Nothing was written.")
     for v_main, v_targ in zip(ac.trainable_variables, ac_targ.trainable_variables):
         v_targ.assign(v_main)
     return ac, ac_targ
@@ -403,18 +414,15 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     # The env's registered name, so test_policy can rebuild it without vars.pkl.
     config["env_name"] = env.spec.id if env.spec is not None else None
     videos = EpochVideos(video_freq, config["env_name"], max_ep_len)
-    resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
-
-    logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
-    logger.save_config(dict(config, logger=logger))
 
     # Data-parallel over MPI: each process takes its share of these counts.
     n_procs = num_procs()
     local_steps_per_epoch, local_start_steps, local_update_after = (
         n // n_procs for n in (steps_per_epoch, start_steps, update_after))
     local_test_episodes = -(-num_test_episodes // n_procs)
-    keras.utils.set_random_seed(seed)  # Python, numpy and TensorFlow: the initial weights
-    seed += 10_000 * proc_id()  # each process explores and samples differently
+    check_memory(replay_size, obs_dim, act_dim, n_procs)
+    keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
+    seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
     env.action_space.seed(seed)
     env, test_env = ReplayableEpisodes(env, seed), ReplayableEpisodes(test_env, seed + 10_000)
@@ -425,6 +433,10 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                                       ac_kwargs, normalizer)
     replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
 
+    # Only now, with every argument tried, is anything written.
+    resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
+    logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
+    logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
     sync_params(ac.trainable_variables + ac_targ.trainable_variables)
     pi_optimizer, q_optimizer = make_optimizers(ac, lr)
