@@ -22,6 +22,7 @@ new one, whole. A folder being replaced keeps its previous version under its nam
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import io
@@ -461,6 +462,46 @@ def check_no_links(run_dir: str) -> None:
 # ---- One writer per run directory ----------------------------------------------------------
 
 _claimed: dict[str, int] = {}  # run directory -> the descriptor holding its lock
+
+
+# Why a write into a run directory fails when the directory, not the program, is at fault.
+WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM,
+                errno.EIO)
+
+
+@contextlib.contextmanager
+def writing(run_dir: str | None):
+    """Around a run's writing: a write that fails for want of space or permission (disk
+    full, quota, read-only, ...) becomes a :class:`SpinupError` saying what on disk is
+    whole (the writers are atomic, so everything before the failed write is) and how to
+    go on."""
+    try:
+        yield
+    except OSError as err:
+        if run_dir is None or err.errno not in WRITE_ERRNOS:
+            raise
+        rows, epoch = progress_rows(run_dir), _checkpoint_epoch(run_dir)
+        where = f": {err.filename}" if err.filename else ""
+        then = (f"continue the run with --resume (resume=True), which goes on from epoch "
+                f"{epoch}" if epoch else "start it again with --overwrite (overwrite=True)")
+        raise SpinupError(
+            f"The run stopped: a file in {run_dir} could not be written ({err.strerror}"
+            f"{where}). What was written before is whole: progress.txt holds {rows} "
+            f"epoch(s)" + (f", and the training checkpoint is of epoch {epoch}" if epoch else
+                           ", and there is no training checkpoint yet")
+            + f". Free space on the disk (or make the directory writable again), then "
+              f"{then}.") from None
+
+
+def _checkpoint_epoch(run_dir: str) -> int | None:
+    """The epoch of the run's training checkpoint, None if it has none readable."""
+    folder = existing_dir(osp.join(run_dir, TRAIN_STATE))
+    try:
+        with open(osp.join(folder, "state.json")) as f:
+            epoch = json.load(f).get("epoch")
+    except (OSError, TypeError, ValueError, AttributeError):
+        return None
+    return epoch if isinstance(epoch, int) else None
 
 
 def claim(run_dir: str, what: str) -> None:

@@ -356,3 +356,38 @@ def test_a_saved_model_that_does_more_than_act_is_refused(tmp_path, capfd):
     res = run_main(capfd, "test_policy", str(out), "-nr", "-n", "1", "-d", "--trust_saved_model")
     assert res.returncode == 0, res.stderr
     assert target.read_text() == "written by the saved model"  # trusted: it ran, as asked
+
+
+def test_a_disk_that_refuses_a_write_mid_run_is_a_paragraph_and_the_run_resumes(tmp_path):
+    """A file-size limit (RLIMIT_FSIZE: writes past it fail with EFBIG, as a full disk fails
+    them with ENOSPC) stops the run at the checkpoint of epoch 4, which outgrows it: one
+    paragraph, exit 2, progress.txt whole with its 4 rows and the checkpoint of epoch 3
+    intact; the same command with --resume then finishes the run."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    from helpers import assert_clean_error
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (80_000, 80_000))
+
+    out = tmp_path / "run"
+    args = [sys.executable, "-m", "spinup_tf2.run", "sac", "--env", "Pendulum-v1",
+            "--epochs", "4", "--steps_per_epoch", "600", "--start_steps", "200",
+            "--update_after", "100", "--num_test_episodes", "1", "--hid", "[8]",
+            "--batch_size", "32", "--data_dir", str(tmp_path), "--exp_name", "run"]
+    env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0")
+    res = subprocess.run(args, capture_output=True, text=True, env=env, preexec_fn=limited)
+    assert res.returncode == 2, res.stderr[-3000:]
+    assert_clean_error(res, "could not be written (File too large", "progress.txt holds 3 "
+                       "epoch(s), and the training checkpoint is of epoch 2", "--resume")
+    run = out / "run_s0"
+    assert len(rows(str(run))[1]) == 3
+    assert not [p for p in run.rglob("*") if ".tmp" in p.name or p.name.endswith(".old")]
+    res = subprocess.run(args + ["--resume"], capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "Resuming the run" in res.stdout and "after epoch 2" in res.stdout
+    assert [r["Epoch"] for r in rows(str(run))[1]] == ["1", "2", "3", "4"]

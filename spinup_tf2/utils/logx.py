@@ -10,6 +10,7 @@ row, and checkpoints are written under a temporary name, then renamed.
 from __future__ import annotations
 
 import atexit
+import errno
 import json
 import os
 import os.path as osp
@@ -170,7 +171,11 @@ class Logger:
 
         module = self.tf2_saver_module
         with rundir.atomic_dir(rundir.tf2_save_dir(self.output_dir, itr)) as tmp:
-            tf.saved_model.save(module, tmp, signatures=module.export_signatures())
+            try:
+                tf.saved_model.save(module, tmp, signatures=module.export_signatures())
+            except tf.errors.OpError as err:  # TensorFlow's own file layer: disk full, ...
+                raise OSError(errno.EIO, f"TensorFlow could not write the SavedModel "
+                                         f"({err.message.split('; ')[-1]})", tmp) from None
 
     def dump_tabular(self) -> None:
         """Print the current row as a table and append it to progress.txt

@@ -481,6 +481,29 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     progress = EpochProgress(local_steps_per_epoch, epochs, every=update_every,
                              enabled=sys.stdout.isatty() and proc_id() == 0)
 
+    def end_epoch(t, epoch):
+        """Save, test, log the epoch's row, checkpoint; a write the disk refuses (full,
+        read-only) stops the run with a paragraph, the files before it whole."""
+        nonlocal saved_epoch
+        saving = (epoch % save_freq == 0) or (epoch == epochs)
+        with rundir.writing(logger.output_dir):
+            # Save model
+            if saving:
+                logger.save_state({"env": env.env}, None)
+                saved_epoch = epoch
+            # Test the performance of the deterministic version of the agent.
+            test_agent()
+
+            # Log info about epoch
+            progress.close()
+            log_epoch(logger, epoch, (t + 1) * n_procs, time.time() - start_time, tuner is not None)
+
+            # The training checkpoint comes after the row: resuming never repeats or skips one.
+            if saving:
+                checkpoint.save(t + 1, epoch, ep_ret, ep_len, time.time() - start_time)
+            videos.after_epoch(logger.output_dir, epoch, epoch == epochs,
+                               lambda o: get_action(o, True))
+
     # Main loop: collect experience in env and update/log each epoch
     for t in range(t_start, local_steps_per_epoch * epochs):
         # Uniformly random actions explore for the first start_steps steps; the policy acts after.
@@ -511,24 +534,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
         # End of epoch handling
         if (t + 1) % local_steps_per_epoch == 0:
-            epoch = (t + 1) // local_steps_per_epoch
-            saving = (epoch % save_freq == 0) or (epoch == epochs)
-            # Save model
-            if saving:
-                logger.save_state({"env": env.env}, None)
-                saved_epoch = epoch
-            # Test the performance of the deterministic version of the agent.
-            test_agent()
-
-            # Log info about epoch
-            progress.close()
-            log_epoch(logger, epoch, (t + 1) * n_procs, time.time() - start_time, tuner is not None)
-
-            # The training checkpoint comes after the row: resuming never repeats or skips one.
-            if saving:
-                checkpoint.save(t + 1, epoch, ep_ret, ep_len, time.time() - start_time)
-            videos.after_epoch(logger.output_dir, epoch, epoch == epochs,
-                               lambda o: get_action(o, True))
+            end_epoch(t, (t + 1) // local_steps_per_epoch)
     rundir.release(logger.output_dir)  # another writer may come now
     return ac
 
