@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
 import subprocess
 import sys
 from textwrap import dedent
@@ -30,7 +31,7 @@ from spinup_tf2.launch.flags import (  # noqa: F401  (parse_value: the path of 0
     whole_numbers_as_ints,
 )
 from spinup_tf2.rundir import check_exp_name, check_writable_dir
-from spinup_tf2.user_config import DEFAULT_BACKEND, DEFAULT_DATA_DIR
+from spinup_tf2.user_config import DEFAULT_BACKEND, DEFAULT_DATA_DIR, FORCE_DATESTAMP
 
 # Each algorithm: the function a launched process runs, named by its path (so the
 # launcher never imports it, nor TensorFlow), and the check of its arguments that
@@ -43,6 +44,7 @@ ALGOS: dict[str, tuple[FunctionPath, Callable]] = {
 def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
     """Interpret the flags, check every variant's arguments, build an
     ExperimentGrid and run it."""
+    cmd_given = cmd
     if cmd in DEFAULT_BACKEND:
         backend = DEFAULT_BACKEND[cmd]
         print("\n\nUsing default backend (%s) for %s.\n" % (backend, cmd))
@@ -58,6 +60,7 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
 
     arg_dict, given_shorthands = parse_flags(cmd, args)
     whole_numbers_as_ints(arg_dict, algo.defaults())
+    named_run = take_resume_dir(arg_dict)
 
     # Determine experiment name. If not given by user, will be determined
     # by the algorithm name.
@@ -93,12 +96,61 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
         eg.add(k, v, shorthand=given_shorthands.get(k))
     variants = eg.variants()
     check_variants(algo, check_args, variants)
+    if named_run and len(variants) > 1:
+        raise SpinupError(f"--resume {named_run} names one run, but these flags make a grid of "
+                          f"{len(variants)} variants. Nothing was launched. Give each flag one "
+                          f"value (the run's own, as in its config.json).")
+    if not named_run and any(v.get("resume") for v in variants) and (
+            run_kwargs.get("datestamp") or FORCE_DATESTAMP):
+        refuse_datestamped_resume(eg, variants, run_kwargs.get("data_dir"), args, cmd_given)
     if run_kwargs.get("num_cpu", 1) != 1 and any(v.get("resume") for v in variants):
         raise SpinupError(f"--resume with --cpu {run_kwargs['num_cpu']}: a data-parallel run "
                           f"saves no training checkpoint (it would need every process's buffer "
                           f"and environments), so it cannot be resumed. Nothing was launched. "
                           f"Resume runs made with one process (--cpu 1).")
     eg.run(algo, **run_kwargs)
+
+
+def take_resume_dir(arg_dict: dict) -> str | None:
+    """``--resume DIR``: resume the run in the directory DIR (a datestamped run's, whose
+    name the command cannot work out). Sets ``resume`` True and the output directory, and
+    returns DIR; None for a bare ``--resume`` (or none)."""
+    vals = arg_dict.get("resume")
+    if vals is None or all(isinstance(v, bool) for v in vals):
+        return None
+    run_dir = vals[0]
+    if len(vals) != 1 or not isinstance(run_dir, str):
+        raise SpinupError(f"--resume takes no value (resume the run this command names) or "
+                          f"one, the directory of the run to resume; got {vals!r}.")
+    if not os.path.isfile(os.path.join(run_dir, "config.json")):
+        raise SpinupError(f"--resume {run_dir}: that is not a run directory (it holds no "
+                          f"config.json). Give the directory of one run, the one holding its "
+                          f"progress.txt and train_state/. Nothing was launched.")
+    arg_dict["resume"] = [True]
+    arg_dict["logger_kwargs:output_dir"] = [run_dir]
+    return run_dir
+
+
+def refuse_datestamped_resume(eg, variants: list, data_dir, args: list, cmd: str) -> None:
+    """A bare --resume with --dt: the directory holds the time the run started, which the
+    command cannot know. Refuse, giving the command that names the newest such run."""
+    import glob
+    import shlex
+
+    var = variants[0]
+    name, seed = eg.variant_name(var), var.get("seed", 0)
+    pattern = os.path.join(data_dir or DEFAULT_DATA_DIR, f"*_{name}", f"*-{name}_s{seed}")
+    found = sorted(glob.glob(pattern))
+    kept = [a for a in args if a not in ("--resume", "--dt", "--datestamp")]
+    again = " ".join(["python -m spinup_tf2.run", cmd, *map(shlex.quote, kept), "--resume",
+                      shlex.quote(found[-1]) if found else "DIR"])
+    raise SpinupError(
+        "--resume with --dt (datestamp): a datestamped run's directory holds the time it "
+        "started, so this command cannot work out which run to resume. Nothing was "
+        "launched. Name the run's directory, "
+        + (f"e.g. the newest of the {len(found)} run(s) matching {pattern}: {again}"
+           if found else f"which would match {pattern} (none does here): {again}")
+        + (" (one variant at a time)." if len(variants) > 1 else "."))
 
 
 def print_help() -> None:

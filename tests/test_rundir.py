@@ -391,3 +391,29 @@ def test_a_disk_that_refuses_a_write_mid_run_is_a_paragraph_and_the_run_resumes(
     assert res.returncode == 0, res.stderr[-3000:]
     assert "Resuming the run" in res.stdout and "after epoch 2" in res.stdout
     assert [r["Epoch"] for r in rows(str(run))[1]] == ["1", "2", "3", "4"]
+
+
+def test_a_datestamped_run_resumes_by_naming_its_directory(tmp_path, capfd):
+    """--dt puts the start time in the directory, so `--dt --resume` cannot find the run:
+    it is refused before launch with the command that works, --resume DIR, which does."""
+    import shlex
+
+    from helpers import CLI_TINY
+
+    args = ["sac", "--env", "Pendulum-v1", *CLI_TINY[2:], "--hid", "[8]", "--data_dir",
+            str(tmp_path), "--exp_name", "p"]
+    res = run_main(capfd, *args, "--epochs", "1", "--dt")
+    assert res.returncode == 0, res.stderr
+    (run,) = tmp_path.glob("*_p/*-p_s0")
+    res = run_main(capfd, *args, "--epochs", "2", "--dt", "--resume")
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert "cannot work out which run to resume. Nothing was launched" in res.stderr
+    again = res.stderr.split(": python -m spinup_tf2.run ")[1].strip().rstrip(".")
+    assert again.endswith(f"--resume {run}")
+    res = run_main(capfd, *shlex.split(again))
+    assert res.returncode == 0, res.stderr
+    assert "Resuming the run" in res.stdout and len(rows(str(run))[1]) == 2
+    res = run_main(capfd, *args, "--seed", "0", "1", "--resume", str(run))
+    assert res.returncode == 2 and "names one run, but these flags make a grid" in res.stderr
+    res = run_main(capfd, *args, "--resume", str(tmp_path))
+    assert res.returncode == 2 and "is not a run directory (it holds no config.json)" in res.stderr

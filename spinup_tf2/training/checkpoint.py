@@ -98,7 +98,9 @@ class TrainingCheckpoint:
         if not output_dir or not osp.isdir(output_dir):
             raise SpinupError(f"resume=True needs logger_kwargs['output_dir'] to be the "
                               f"directory of an earlier run; got {output_dir!r}, which does "
-                              f"not exist.")
+                              f"not exist. Nothing was written. Start the run without --resume "
+                              f"(resume=False), or name the directory of the run to resume: "
+                              f"--resume DIR on the command line.")
         folder = rundir.existing_dir(osp.join(output_dir, rundir.TRAIN_STATE))
         if folder is None or not osp.exists(osp.join(folder, "state.json")):
             rows = rundir.progress_rows(output_dir)
