@@ -45,13 +45,15 @@ TRAIN_STATE = "train_state"
 TENSORBOARD = "tb"
 VIDEOS = "videos"
 STDOUT = "stdout.txt"
+ENV_STATE = "env_state.json"  # the training env's wrapper statistics (NormalizeObservation)
 
 TMP = ".tmp"  # the one temporary-name mark, before the suffix (see tmp_name)
 OLD = ".old"  # a replaced folder's previous version, until the new one is in place
 
 # Exactly what a run writes (and overwrite=True removes): these names, with or without a
 # number (tf2_save3, vars3.pkl), as temporary or old versions too; nothing else.
-_RUN_FILE = re.compile(r"^(progress(\.tmp)?\.txt|config(\.tmp)?\.json|vars\d*(\.tmp)?\.pkl"
+_RUN_FILE = re.compile(r"^(progress(\.tmp)?\.txt|(config|env_state)(\.tmp)?\.json"
+                       r"|vars\d*(\.tmp)?\.pkl"
                        r"|(tf2_save\d*|train_state|tb|videos)(\.tmp|\.old)?)$")
 
 

@@ -15,7 +15,7 @@ PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 LAYERS = [
     ["errors", "tf_setup", "lifetime", "user_config", "utils.serialization_utils",
      "utils.aggregate", "utils.errors", "utils.tf_setup"],
-    ["rundir", "utils.mpi_tools", "utils.mpi_tf2"],
+    ["rundir", "envs", "utils.mpi_tools", "utils.mpi_tf2"],
     ["utils.logx", "policy.*", "training.*", "algos.sac.core", "algos.sac.fast_path",
      "algos.sac.checks"],
     ["algos.sac.sac", "algos.*"],

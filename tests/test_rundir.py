@@ -221,6 +221,7 @@ def test_a_run_directory_naming_a_module_runs_no_code(tmp_path):
         logger_kwargs=dict(output_dir=str(out)))
     config = json.load(open(out / "config.json"))
     config["env_name"] = "mymod:Pendulum-v1"
+    del config["env_spec"]  # as runs before 0.2 recorded it: the id alone
     json.dump(config, open(out / "config.json", "w"))
     (tmp_path / "mymod.py").write_text("open('RAN', 'w').close()\n")
     for extra in ([], ["--video", str(tmp_path / "v.gif")]):
@@ -231,6 +232,30 @@ def test_a_run_directory_naming_a_module_runs_no_code(tmp_path):
     res = cli("test_policy", str(out), "-nr", "-n", "1", "--trust_vars_pkl", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert "Episode 0" in res.stdout  # trusted: vars.pkl's env, as asked
+
+
+@pytest.mark.parametrize("edit,words", [
+    (lambda s: dict(s, id="mymod:Pendulum-v1"), "'mymod:Pendulum-v1', which is not an id"),
+    (lambda s: dict(s, entry_point="mymod:PendulumEnv"), "made by 'mymod:PendulumEnv', not by"),
+    (lambda s: dict(s, additional_wrappers=[dict(name="W", entry_point="mymod:W", kwargs={})]),
+     "the wrapper 'W' from 'mymod:W'"),
+])
+def test_a_recorded_env_spec_naming_a_module_runs_no_code(tmp_path, capfd, monkeypatch, edit,
+                                                          words):
+    """config.json's env_spec (the environment with its wrappers) names entry points that
+    gymnasium would import: only a registered id, its registered entry point and
+    gymnasium's own wrappers are made unless the directory is trusted."""
+    out = tmp_path / "run"
+    sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1, num_test_episodes=1),
+        logger_kwargs=dict(output_dir=str(out)))
+    config = json.load(open(out / "config.json"))
+    json.dump(dict(config, env_spec=edit(config["env_spec"])), open(out / "config.json", "w"))
+    (tmp_path / "mymod.py").write_text("open('RAN', 'w').close()\nW = PendulumEnv = None\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # as `python -m` puts the working directory
+    res = run_main(capfd, "test_policy", str(out), "-nr", "-n", "1")
+    assert res.returncode == 2 and words in res.stderr, res.stderr
+    assert "--trust_vars_pkl" in res.stderr and not (tmp_path / "RAN").exists()
 
 
 def test_python_runs_without_output_dir_get_distinct_directories(tmp_path, monkeypatch):
@@ -337,7 +362,8 @@ def test_a_saved_model_that_does_more_than_act_is_refused(tmp_path, capfd):
 
     # Another run's policy beside this config.json: observations of another shape.
     config = json.load(open(out / "config.json"))
-    json.dump(dict(config, env_name="MountainCarContinuous-v0"), open(out / "config.json", "w"))
+    other = {k: v for k, v in config.items() if k != "env_spec"}  # the id alone, as before 0.2
+    json.dump(dict(other, env_name="MountainCarContinuous-v0"), open(out / "config.json", "w"))
     res = run_main(capfd, "test_policy", str(out), "-nr", "-n", "1")
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
     assert "takes observations of shape [3]" in res.stderr and "shape [2]" in res.stderr

@@ -1,7 +1,8 @@
 """Loading a trained policy and the environment it was trained on, from a run directory.
 
 The policy comes from the run's SavedModel (``tf2_save/``); the environment is rebuilt
-from the ``env_name`` in ``config.json``. ``vars.pkl`` (the pickled environment) is read
+as config.json records it (:mod:`spinup_tf2.envs`: its id, ``gym.make`` arguments and
+wrappers). ``vars.pkl`` (the pickled environment) is read
 only when asked for (``trust_pickle``): unpickling runs code from the file, so only for run
 directories you trust.
 """
@@ -13,7 +14,7 @@ import warnings
 
 import joblib
 
-from spinup_tf2 import rundir
+from spinup_tf2 import envs, rundir
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.policy.video import RenderingEnv
 from spinup_tf2.tf_setup import import_tensorflow
@@ -87,21 +88,31 @@ def _check_fits(model, env, folder: str) -> None:
 
 
 def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
-    """The env rebuilt from config.json's env_name (with ``render_mode``), or
-    (trusted directories only, no render mode) the one pickled in vars<itr>.pkl."""
-    env_name = (rundir.read_config(fpath) or {}).get("env_name")
-    if env_name is not None and not trust_pickle:
-        _check_registered(env_name, fpath)
-    if render_mode == "rgb_array":
-        if not env_name:
-            raise SpinupError(f"A video needs the environment rebuilt from config.json, but "
-                              f"{fpath}'s config.json names no registered environment (env_name).")
-        print(f"Rebuilding the environment {env_name} from config.json, rendering frames in a "
-              f"separate process.")
-        return RenderingEnv(env_name)
-    if env_name and render_mode == "human":
-        # In its own process: a window that cannot open may crash the one holding TensorFlow.
-        return RenderingEnv(env_name, "human")
+    """The training environment rebuilt from config.json (its recorded spec, wrappers
+    included; with ``render_mode``), or (trusted directories only, no render mode) the
+    one pickled in vars<itr>.pkl. One that cannot be rebuilt is None after a line saying
+    why, never a bare environment in its place."""
+    config = rundir.read_config(fpath) or {}
+    ref = envs.ref_of(config)
+    if ref is not None and not trust_pickle:
+        envs.check_trusted(ref, f"{fpath}'s config.json")
+    ref = envs.with_state(ref, envs.read_state(fpath))  # NormalizeObservation's statistics
+    # Runs before 0.2 recorded only env_name; a null env_spec says it could not be recorded.
+    recorded = ref is not None and config.get("env_spec", "") is not None
+    if render_mode is not None:
+        if not recorded:
+            raise SpinupError(f"Rendering needs the environment rebuilt from config.json, but "
+                              f"{fpath}'s config.json records no environment that can be "
+                              f"rebuilt (made without gymnasium.make, or with a wrapper whose "
+                              f"arguments are a function). Run without rendering (-nr) with "
+                              f"--trust_vars_pkl, or make the environment yourself and call "
+                              f"run_policy(env, get_action).")
+        where = "a separate process" + ("" if render_mode == "rgb_array" else ", in a window")
+        print(f"Rebuilding the environment {envs.describe(ref)} from config.json, rendering in "
+              f"{where}.")
+        # Its own process: MuJoCo's renderers and a window that cannot open crash one
+        # that holds TensorFlow.
+        return RenderingEnv(ref, render_mode)
     if trust_pickle:
         path = rundir.vars_path(fpath, itr)
         try:
@@ -113,31 +124,19 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
                   f"{str(err)[:160]}).", flush=True)
         else:
             if callable(getattr(env, "reset", None)) and callable(getattr(env, "step", None)):
+                envs.freeze_stats(env)
                 return env
             print(f"{path} holds no environment under 'env' (its type is "
                   f"{type(env).__name__}).", flush=True)
-    if env_name:
-        import gymnasium as gym
-
-        print(f"Rebuilding the environment {env_name} from config.json.")
-        return gym.make(env_name)
+    if recorded:
+        print(f"Rebuilding the environment {envs.describe(ref)} from config.json.")
+        return envs.make(ref)
+    if not trust_pickle:
+        bare = (f", and the bare {config['env_name']} would not be the same environment"
+                if config.get("env_name") else "")
+        print(f"The environment of {fpath} cannot be rebuilt from config.json: it was made by "
+              f"a function or with a wrapper that could not be recorded{bare}.", flush=True)
     return None
-
-
-def _check_registered(env_name, fpath: str) -> None:
-    """A run directory is data, not code: its config.json may name only an environment id
-    registered with gymnasium. (``gym.make('mod:Name-v0')`` would import ``mod`` from the
-    working directory, running its code.)"""
-    import gymnasium as gym
-
-    if isinstance(env_name, str) and ":" not in env_name and env_name in gym.registry:
-        return
-    raise SpinupError(
-        f"{fpath}'s config.json names the environment {env_name!r}, which is not an id "
-        f"registered with gymnasium; making it could import and run code named by the run "
-        f"directory{' (the module ' + env_name.split(':')[0] + ')' if ':' in str(env_name) else ''}"
-        f". Make the environment yourself and call run_policy(env, get_action) (see the README), "
-        f"or, if you trust this run directory, add --trust_vars_pkl (trust_pickle=True).")
 
 
 def load_tf2_policy(fpath: str, deterministic: bool = False, trust_saved_model: bool = False):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import os.path as osp
 
-from spinup_tf2 import rundir
+from spinup_tf2 import envs, rundir
 from spinup_tf2.errors import SpinupError
 
 FORMATS = (".mp4", ".gif")
@@ -113,10 +113,11 @@ def render_frame(env):
                           + INSTALL_GL) from None
 
 
-def record_episode(env_name: str, get_action, path: str, max_ep_len: int) -> tuple:
-    """One episode of ``get_action(obs)`` on a fresh ``env_name`` (rendered in a
-    :class:`RenderingEnv`), written to ``path``; returns ``(ep_ret, ep_len)``."""
-    env = RenderingEnv(env_name)
+def record_episode(env_ref: str, get_action, path: str, max_ep_len: int) -> tuple:
+    """One episode of ``get_action(obs)`` on a fresh copy of the environment ``env_ref``
+    (see :func:`spinup_tf2.envs.ref_of`; rendered in a :class:`RenderingEnv`), written to
+    ``path``; returns ``(ep_ret, ep_len)``."""
+    env = RenderingEnv(env_ref)
     try:
         with VideoRecorder(path, env.metadata.get("render_fps") or 30) as recorder:
             o, _ = env.reset()
@@ -132,7 +133,8 @@ def record_episode(env_name: str, get_action, path: str, max_ep_len: int) -> tup
 
 
 class RenderingEnv:
-    """``gymnasium.make(env_name, render_mode=render_mode)`` run in a separate process
+    """The environment ``env_ref`` names (:func:`spinup_tf2.envs.ref_of`: a registered id
+    or a recorded spec), made with ``render_mode`` in a separate process
     that never imports TensorFlow, with the same ``reset``/``step``/``render``:
     ``'rgb_array'`` sends each step's frame back, ``'human'`` shows it in a window.
 
@@ -143,18 +145,18 @@ class RenderingEnv:
     and its renderer live in the worker, whose crash is a message here.
     """
 
-    def __init__(self, env_name: str, render_mode: str = "rgb_array"):
+    def __init__(self, env_ref: str, render_mode: str = "rgb_array"):
         import multiprocessing as mp
 
         if render_mode == "rgb_array":
             use_headless_gl()
         ctx = mp.get_context("spawn")  # a fresh interpreter: no TensorFlow in it
         self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_rendering_worker, args=(env_name, render_mode, child),
+        self._proc = ctx.Process(target=_rendering_worker, args=(env_ref, render_mode, child),
                                  daemon=True)
         self._proc.start()
         child.close()
-        self.env_name, self._mode, self._frame = env_name, render_mode, None
+        self.env_name, self._mode, self._frame = envs.describe(env_ref), render_mode, None
         info = self._call("info")
         self.metadata, self.render_mode, self.spec, self.observation_space, \
             self.action_space = info
@@ -215,13 +217,11 @@ def render_following(env):
     return env.render()
 
 
-def _rendering_worker(env_name: str, render_mode: str, conn) -> None:
+def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
     """The worker of :class:`RenderingEnv`: make the env, then answer calls until
     told to close or its parent goes (Ctrl-C is the parent's to handle)."""
     import signal
     import warnings
-
-    import gymnasium as gym
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.simplefilter("ignore")  # a failure comes back as one message
@@ -230,7 +230,7 @@ def _rendering_worker(env_name: str, render_mode: str, conn) -> None:
         return render_following(env) if render_mode == "rgb_array" else None
 
     try:
-        env = gym.make(env_name, render_mode=render_mode)
+        env = envs.make(env_ref, render_mode)
     except Exception as err:
         conn.send((False, f"{type(err).__name__}: {err}"))
         return

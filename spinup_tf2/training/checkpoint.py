@@ -116,7 +116,8 @@ class TrainingCheckpoint:
         new = json.loads(json.dumps(convert_json(config)))  # as config.json would hold it
         differ = sorted(k for k in set(old) | set(new) if k not in FREE_ARGS
                         and old.get(k, "<missing>") != new.get(k, "<missing>")
-                        and not (k == "target_entropy" and old.get(k) is None))
+                        and not (k == "target_entropy" and old.get(k) is None)
+                        and not (k == "env_spec" and k not in old))  # runs made before 0.2
         if differ:
             details = "; ".join(f"{k}: {old.get(k, '<missing>')!r} there, "
                                 f"{new.get(k, '<missing>')!r} now" for k in differ)

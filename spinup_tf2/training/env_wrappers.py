@@ -27,8 +27,12 @@ class ReplayableEpisodes(gym.Wrapper):
     its action space's generator, which :meth:`state` also saves.
     """
 
-    def __init__(self, env: gym.Env, first_seed: int | None = None):
+    def __init__(self, env: gym.Env, first_seed: int | None = None, action_space=None):
+        """``action_space``: the one the policy acts in, if not ``env``'s (see
+        :func:`spinup_tf2.envs.policy_action_space`)."""
         super().__init__(env)
+        if action_space is not None and action_space is not env.action_space:
+            self.action_space = action_space
         self.first_seed = first_seed
         self.episode_start: dict = {}
         self.actions: list = []
@@ -55,12 +59,12 @@ class ReplayableEpisodes(gym.Wrapper):
                     episode_start=self.episode_start if episode else {},
                     actions=np.array(self.actions if episode else []),
                     np_random=rng_state(self.env.unwrapped.np_random),
-                    action_space_rng=rng_state(self.env.action_space.np_random))
+                    action_space_rng=rng_state(self.action_space.np_random))
 
     def restore(self, state: dict):
         """Bring the env back to :meth:`state`; return the current observation
         (None if no episode had begun)."""
-        set_rng_state(self.env.action_space.np_random, state["action_space_rng"])
+        set_rng_state(self.action_space.np_random, state["action_space_rng"])
         start, obs = state["episode_start"], None
         if start:
             if "rng" in start:

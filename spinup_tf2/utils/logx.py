@@ -17,7 +17,7 @@ import os.path as osp
 import time
 import warnings
 
-import joblib
+import cloudpickle
 import numpy as np
 
 from spinup_tf2 import rundir
@@ -59,6 +59,7 @@ class Logger:
         self.output_dir = None
         self.output_file = None
         self.first_row = True
+        self._warned_pickle = False
         self.log_headers: list[str] = []
         self.log_current_row: dict = {}
         self.exp_name = exp_name
@@ -146,11 +147,19 @@ class Logger:
             return
         path = rundir.vars_path(self.output_dir, itr)
         try:
-            with rundir.atomic_file(path) as tmp, warnings.catch_warnings():
+            # cloudpickle: wrappers holding lambdas and envs defined in a script pickle too
+            # (joblib.load and pickle.load read the file, with cloudpickle installed).
+            with rundir.atomic_file(path) as tmp, open(tmp, "wb") as f, \
+                    warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                joblib.dump(state_dict, tmp)
-        except Exception:
-            self.log("Warning: could not pickle state_dict.", color="red")
+                cloudpickle.dump(state_dict, f)
+        except Exception as err:
+            if isinstance(err, OSError) and err.errno in rundir.WRITE_ERRNOS:
+                raise  # the disk's refusal, not the state's: the run stops and says so
+            if not self._warned_pickle:
+                self.log(f"Warning: could not pickle state_dict ({type(err).__name__}: "
+                         f"{str(err)[:120]}).", color="red")
+                self._warned_pickle = True
         if hasattr(self, "tf2_saver_module"):
             self._tf2_save(itr)
 

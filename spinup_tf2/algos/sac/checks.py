@@ -161,6 +161,14 @@ def make_env(env_fn):
         raise SpinupError(f"The environment could not be made: a package it needs is not "
                           f"installed ({err}). Nothing was written; install it and run "
                           f"again.") from None
+    from gymnasium.vector import VectorEnv
+
+    if isinstance(env, VectorEnv):
+        env.close()
+        raise SpinupError(f"env_fn returned a vector environment ({type(env).__name__} of "
+                          f"{env.num_envs}); sac() steps one environment per process. Return "
+                          f"one environment (gymnasium.make, not make_vec); to collect with "
+                          f"several processes, use --cpu N (num_cpu). Nothing was written.")
     missing = [k for k in ("observation_space", "action_space", "reset", "step")
                if not hasattr(env, k)]
     if missing:
@@ -306,12 +314,20 @@ def check_spaces(observation_space, action_space, normalize_obs: bool = False) -
     bad_box = (len(action_space.shape) != 1 or not np.all(np.isfinite(high))
                or not np.all(high > 0) or not np.allclose(high, high.flat[0])
                or not np.allclose(low, -high))
+    if isinstance(action_space, spaces.Box) and not np.all(np.isfinite(np.r_[low.ravel(),
+                                                                            high.ravel()])):
+        raise SpinupError(
+            f"sac() needs bounded actions (it squashes them into the bounds with tanh), but "
+            f"this action space is unbounded: low={low.tolist()}, high={high.tolist()}. Give "
+            f"the environment finite action bounds (gymnasium's ClipAction over a bounded "
+            f"environment is fine: SAC acts within the bounds it clips to).")
     if isinstance(action_space, spaces.Box) and bad_box:
         raise SpinupError(
             f"sac() needs 1-D actions bounded by the same [-a, a] in every dimension (it squashes "
             f"actions with a * tanh), but this action space has low={low.tolist()} and "
-            f"high={high.tolist()}. Rescale the actions with a wrapper such as "
-            f"gymnasium.wrappers.RescaleAction(env, -1, 1).")
+            f"high={high.tolist()}. Rescale them with gymnasium's wrapper: env_fn=lambda: "
+            f"gymnasium.wrappers.RescaleAction(gymnasium.make(...), -1.0, 1.0); the run records "
+            f"the wrapper, so test_policy replays the policy through it too.")
     if not isinstance(observation_space, spaces.Box) or len(observation_space.shape) != 1:
         raise SpinupError(
             f"sac() needs 1-D (gymnasium.spaces.Box) observations for its MLP networks, but this "

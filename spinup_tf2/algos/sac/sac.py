@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from spinup_tf2 import rundir
+from spinup_tf2 import envs, rundir
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.checks import (
     check_ac_kwargs,
@@ -408,12 +408,17 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     logger_kwargs, overwrite, video_freq = run_settings(config, note=True)
     config.update(logger_kwargs=logger_kwargs, overwrite=overwrite, video_freq=video_freq)
     env, test_env = make_env(env_fn), make_env(env_fn)
-    discrete, obs_dim, act_dim, n_noise = check_spaces(env.observation_space, env.action_space,
+    act_space = envs.policy_action_space(env)
+    discrete, obs_dim, act_dim, n_noise = check_spaces(env.observation_space, act_space,
                                                        normalize_obs)
     actor_critic = config["actor_critic"] = pick_actor_critic(actor_critic, discrete, ac_kwargs)
-    # The env's registered name, so test_policy can rebuild it without vars.pkl.
+    # How the env was made, wrappers included, so that test_policy and videos rebuild it.
     config["env_name"] = env.spec.id if env.spec is not None else None
-    videos = EpochVideos(video_freq, config["env_name"], max_ep_len)
+    config["env_spec"], unrecorded = envs.record(env)
+    if unrecorded and proc_id() == 0:
+        print(f"Note: this run's environment cannot be recorded for replay ({unrecorded}); "
+              f"test_policy will need the pickled environment (--trust_vars_pkl).", flush=True)
+    videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded)
 
     # Data-parallel over MPI: each process takes its share of these counts.
     n_procs = num_procs()
@@ -424,8 +429,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
-    env.action_space.seed(seed)
-    env, test_env = ReplayableEpisodes(env, seed), ReplayableEpisodes(test_env, seed + 10_000)
+    act_space.seed(seed)
+    env = ReplayableEpisodes(env, seed, act_space)
+    test_env = ReplayableEpisodes(test_env, seed + 10_000, envs.policy_action_space(test_env))
 
     # Create actor-critic module and target networks (sharing the observation statistics)
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
@@ -490,6 +496,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             # Save model
             if saving:
                 logger.save_state({"env": env.env}, None)
+                if proc_id() == 0:
+                    envs.save_state(logger.output_dir, env.env)  # what replays must see
                 saved_epoch = epoch
             # Test the performance of the deterministic version of the agent.
             test_agent()
@@ -502,7 +510,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             if saving:
                 checkpoint.save(t + 1, epoch, ep_ret, ep_len, time.time() - start_time)
             videos.after_epoch(logger.output_dir, epoch, epoch == epochs,
-                               lambda o: get_action(o, True))
+                               lambda o: get_action(o, True), envs.wrapper_state(env.env))
 
     # Main loop: collect experience in env and update/log each epoch
     for t in range(t_start, local_steps_per_epoch * epochs):
