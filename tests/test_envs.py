@@ -170,3 +170,27 @@ def test_resume_refuses_another_environment_set_up(tmp_path):
     with pytest.raises(SpinupError, match="env_spec"):
         sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=2), resume=True,
             logger_kwargs=dict(output_dir=out))
+
+
+def test_env_kwargs_from_the_command_line_grid_and_replay(tmp_path, capfd):
+    """--env_kwargs:key values is a grid like any flag: in the directory names when it
+    varies, in config.json (the recorded spec), and rebuilt by the replay."""
+    from helpers import CLI_TINY
+
+    args = ["sac", "--env", "Pendulum-v1", *CLI_TINY[2:], "--epochs", "1", "--hid", "[8]",
+            "--data_dir", str(tmp_path), "--exp_name", "ek"]
+    res = run_main(capfd, *args, "--env_kwargs:g", "9.81", "2.0",
+                   "--env_kwargs:max_episode_steps", "60")
+    assert res.returncode == 0, res.stderr
+    runs = sorted(p.name for p in tmp_path.iterdir())
+    assert runs == ["ek_env-g2-0", "ek_env-g9-81"], runs
+    run = tmp_path / "ek_env-g2-0" / "ek_env-g2-0_s0"
+    spec = json.load(open(run / "config.json"))["env_spec"]
+    assert spec["kwargs"] == {"g": 2.0} and spec["max_episode_steps"] == 60
+    env, _ = load_policy_and_env(str(run))
+    assert env.unwrapped.g == 2.0 and env.spec.max_episode_steps == 60
+    res = run_main(capfd, *args, "--env_kwargs", "dict(gravity=1)")
+    assert res.returncode == 2 and "unexpected keyword argument 'gravity'" in res.stderr
+    assert "Nothing was launched" in res.stderr
+    res = run_main(capfd, *args, "--env_kwargs", "5")
+    assert res.returncode == 2 and "--env_kwargs must be gymnasium.make's" in res.stderr

@@ -319,7 +319,7 @@ def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict
     """Refuse, before anything is launched, a flag the algorithm has no argument
     for, or a value its argument check refuses, in any variant of the grid."""
     defaults = algo.defaults()
-    known = (set(defaults) - {"env_fn"}) | {"env_name"}
+    known = (set(defaults) - {"env_fn"}) | {"env_name", "env_kwargs"}
     for variant in variants:
         unknown = [k for k in variant if k not in known]
         if unknown:
@@ -340,3 +340,33 @@ def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict
                     f"{default!r} (the default).")
         args = {k: v for k, v in defaults.items() if v is not NOT_A_VALUE}
         check_args({**args, **variant})
+    check_env_kwargs(variants)
+
+
+def check_env_kwargs(variants: list[dict]) -> None:
+    """Refuse ``env_kwargs`` (``gym.make``'s keyword arguments: ``--env_kwargs:key value`` or
+    ``--env_kwargs "dict(key=value)"``) that are not a dict, or that the environment does not
+    take: each distinct set is tried once by making the environment."""
+    import gymnasium as gym
+
+    tried = set()
+    for variant in variants:
+        env_name, env_kwargs = variant.get("env_name"), variant.get("env_kwargs")
+        if env_kwargs is None:
+            continue
+        if not isinstance(env_kwargs, dict):
+            raise SpinupError(f"--env_kwargs must be gymnasium.make's keyword arguments, as "
+                              f"--env_kwargs:name value or --env_kwargs \"dict(name=value)\"; "
+                              f"got {env_kwargs!r}.")
+        key = (env_name, repr(sorted(env_kwargs.items())))
+        if key in tried:
+            continue
+        tried.add(key)
+        try:
+            gym.make(env_name, **env_kwargs).close()
+        except Exception as err:  # an env's constructor may raise anything for a bad value
+            first = (str(err).strip().splitlines() or [""])[0][:200]
+            raise SpinupError(f"--env_kwargs {env_kwargs!r}: gymnasium.make({env_name!r}, ...) "
+                              f"refused them ({type(err).__name__}: {first}). Nothing was "
+                              f"launched. Give arguments {env_name}'s constructor takes (see "
+                              f"its documentation), or max_episode_steps.") from None

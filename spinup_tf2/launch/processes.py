@@ -36,7 +36,8 @@ def call_experiment(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
 
     Prints the experiment and its arguments, works out the output directory
     (:func:`spinup_tf2.rundir.output_dir_for`, unless ``logger_kwargs`` is given), turns an
-    ``env_name`` argument into ``env_fn = lambda: gymnasium.make(env_name)``,
+    ``env_name`` argument (with ``env_kwargs``, gym.make's keyword arguments) into
+    ``env_fn = lambda: gymnasium.make(env_name, **env_kwargs)``,
     and launches :mod:`spinup_tf2.launch.entrypoint` with the whole call cloudpickled,
     so experiments share no state. Ctrl-C stops the experiment within seconds
     and leaves what it wrote readable.
@@ -111,8 +112,8 @@ def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
         if "env_name" in kwargs:
             import gymnasium as gym
 
-            env_name = kwargs.pop("env_name")
-            kwargs["env_fn"] = lambda: gym.make(env_name)
+            env_name, env_kwargs = kwargs.pop("env_name"), kwargs.pop("env_kwargs", None) or {}
+            kwargs["env_fn"] = lambda: gym.make(env_name, **env_kwargs)
         from spinup_tf2.utils.mpi_tools import mpi_fork
 
         mpi_fork(num_cpu)
