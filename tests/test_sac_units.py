@@ -239,3 +239,28 @@ def test_continuous_losses_match_numpy():
     np.testing.assert_allclose(loss_q1.numpy(), 0.5 * np.mean((q1_a - backup) ** 2), rtol=1e-5)
     np.testing.assert_allclose(loss_q2.numpy(), 0.5 * np.mean((q2_a - backup) ** 2), rtol=1e-5)
     np.testing.assert_allclose(loss_pi.numpy(), np.mean(alpha * logp_pi - min_q_pi), rtol=1e-5)
+
+
+def test_updates_per_step_multiplies_the_updates_of_each_block(tmp_path):
+    """updates_per_step=k runs k * update_every updates after every update_every steps:
+    the policy optimizer's iteration count in the checkpoint says how many ran."""
+    import numpy as np
+    from helpers import TINY
+
+    counts = {}
+    for k in (1, 3):
+        out = tmp_path / f"k{k}"
+        sac_mod.sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1),
+                    updates_per_step=k, logger_kwargs=dict(output_dir=str(out)))
+        with np.load(out / "train_state" / "arrays.npz") as arrays:
+            # The policy optimizer's state ends with beta_1 ** t and beta_2 ** t (fast_path's
+            # Adam); they are the first scalars in the checkpoint (the networks' variables,
+            # which come first, are arrays). beta_2 = 0.999 gives t.
+            variables = [arrays[f"var{i}"] for i in range(len(arrays.files))
+                         if f"var{i}" in arrays.files]
+            beta_2_power = [v for v in variables if v.ndim == 0][1]
+            counts[k] = round(float(np.log(beta_2_power) / np.log(0.999)))
+    # 400 steps, blocks at t = 100, 150, ..., 350: 6 blocks of 50 updates each.
+    assert counts == {1: 300, 3: 900}
+    with pytest.raises(SpinupError, match="updates_per_step=0"):
+        check_sac_args({**GOOD, "updates_per_step": 0})

@@ -23,6 +23,10 @@ from spinup_tf2.training.env_wrappers import rng_state, set_rng_state
 from spinup_tf2.utils.mpi_tools import num_procs, proc_id
 from spinup_tf2.utils.serialization_utils import convert_json
 
+# What config.json holds now that runs made before 0.2 lack, and the value such a run had
+# (ANY: whatever it is now, as env_spec, recorded since).
+ANY = object()
+ADDED_ARGS = {"env_spec": ANY, "updates_per_step": 1}
 # Arguments a resumed call may change: how long the run goes on, how it is saved and watched.
 FREE_ARGS = {"epochs", "save_freq", "resume", "logger", "logger_kwargs", "env_fn", "exp_name",
              "overwrite", "video_freq"}
@@ -117,7 +121,8 @@ class TrainingCheckpoint:
         differ = sorted(k for k in set(old) | set(new) if k not in FREE_ARGS
                         and old.get(k, "<missing>") != new.get(k, "<missing>")
                         and not (k == "target_entropy" and old.get(k) is None)
-                        and not (k == "env_spec" and k not in old))  # runs made before 0.2
+                        and not (k not in old and k in ADDED_ARGS
+                                 and ADDED_ARGS[k] in (ANY, new.get(k))))
         if differ:
             details = "; ".join(f"{k}: {old.get(k, '<missing>')!r} there, "
                                 f"{new.get(k, '<missing>')!r} now" for k in differ)

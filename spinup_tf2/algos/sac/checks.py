@@ -91,6 +91,10 @@ def check_sac_args(args: dict):
              f"sac() got {name}={val!r}, but {name} must be a whole number >= {low}"
              + (f" (e.g. {int(val)})." if isinstance(val, (float, np.floating))
                 and val.is_integer() else "."))
+    ups = args.get("updates_per_step", 1)
+    need(_is_int(ups) and ups >= 1,
+         f"sac() got updates_per_step={ups!r}, but it must be a whole number >= 1, the updates "
+         f"per environment step (1 is Spinning Up's schedule; DroQ-style set-ups use 10-20).")
     need(args["seed"] < SEED_LIMIT,
          f"sac() got seed={args['seed']}, but seeds must be below 2**31 = {SEED_LIMIT} (Keras "
          f"seeds with 32 bits, and each MPI rank and the test environment add an offset).")

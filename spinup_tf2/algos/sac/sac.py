@@ -274,7 +274,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         polyak=0.995, lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000,
         update_after=1000, update_every=50, num_test_episodes=10, max_ep_len=1000,
         logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False,
-        normalize_obs=False, overwrite=False, video_freq=0):
+        normalize_obs=False, overwrite=False, video_freq=0, updates_per_step=1):
     """
     Soft Actor-Critic (SAC), as Spinning Up runs it, in TensorFlow 2 / Keras 3.
 
@@ -402,6 +402,12 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             ``videos/epoch_<N>.mp4``. 0 (the default) records nothing and costs
             nothing. Needs the ``video`` extra and a registered environment.
 
+        updates_per_step (int): Updates per environment step (SB3's
+            ``gradient_steps``, ML-Agents' ``steps_per_update``; DroQ-style
+            set-ups use 10-20): after every ``update_every`` steps,
+            ``updates_per_step * update_every`` updates, still in one compiled
+            call. 1 (the default) is Spinning Up's schedule.
+
     """
     config = dict(locals())
     alpha, tuner_args = check_sac_args(config)
@@ -452,12 +458,15 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     logger.setup_tf2_saver(core.ActorCriticExport(ac, obs_dim, n_noise))
     get_action = make_get_action(ac, rng, n_noise, discrete)
 
+    n_updates = update_every * updates_per_step  # per block
+
     def update(t):
-        """update_every SAC updates, on as many minibatches, in one compiled call."""
+        """update_every * updates_per_step SAC updates, on as many minibatches, in one
+        compiled call."""
         if normalizer is not None:
             normalizer.update()  # with the observations since the last block
-        batch = replay_buffer.sample_batch(batch_size, rng, n_batches=update_every)
-        noise = rng.standard_normal((update_every, 2 * batch_size, 0 if discrete else act_dim),
+        batch = replay_buffer.sample_batch(batch_size, rng, n_batches=n_updates)
+        noise = rng.standard_normal((n_updates, 2 * batch_size, 0 if discrete else act_dim),
                                     dtype=np.float32)
         info = {k: np.asarray(v) for k, v in
                 update_block(*(batch[k] for k in BATCH_KEYS), noise).items()}
