@@ -26,7 +26,7 @@ from spinup_tf2.utils.serialization_utils import convert_json
 # What config.json holds now that runs made before 0.2 lack, and the value such a run had
 # (ANY: whatever it is now, as env_spec, recorded since).
 ANY = object()
-ADDED_ARGS = {"env_spec": ANY, "updates_per_step": 1}
+ADDED_ARGS = {"env_spec": ANY, "updates_per_step": 1, "num_envs": 1, "vector_mode": "sync"}
 # Arguments a resumed call may change: how long the run goes on, how it is saved and watched.
 FREE_ARGS = {"epochs", "save_freq", "resume", "logger", "logger_kwargs", "env_fn", "exp_name",
              "overwrite", "video_freq"}

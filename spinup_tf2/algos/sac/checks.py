@@ -95,6 +95,18 @@ def check_sac_args(args: dict):
     need(_is_int(ups) and ups >= 1,
          f"sac() got updates_per_step={ups!r}, but it must be a whole number >= 1, the updates "
          f"per environment step (1 is Spinning Up's schedule; DroQ-style set-ups use 10-20).")
+    num_envs, vector_mode = args.get("num_envs", 1), args.get("vector_mode", "sync")
+    need(_is_int(num_envs) and num_envs >= 1,
+         f"sac() got num_envs={num_envs!r}; give a whole number >= 1 of environment copies "
+         f"to step at once.")
+    need(vector_mode in ("sync", "async"),
+         f"sac() got vector_mode={vector_mode!r}; give 'sync' (the copies step in this "
+         f"process) or 'async' (each in its own process).")
+    for name in ("steps_per_epoch", "update_every"):
+        need(args[name] % num_envs == 0,
+             f"sac() got {name}={args[name]} with num_envs={num_envs}: {name} counts "
+             f"transitions, and {num_envs} copies make {num_envs} at a time, so it must be a "
+             f"multiple of num_envs (e.g. {name}={max(1, args[name] // num_envs) * num_envs}).")
     need(args["seed"] < SEED_LIMIT,
          f"sac() got seed={args['seed']}, but seeds must be below 2**31 = {SEED_LIMIT} (Keras "
          f"seeds with 32 bits, and each MPI rank and the test environment add an offset).")

@@ -40,6 +40,7 @@ from spinup_tf2.tf_setup import import_tensorflow
 from spinup_tf2.training.checkpoint import TrainingCheckpoint, check_output_dir
 from spinup_tf2.training.env_wrappers import ReplayableEpisodes
 from spinup_tf2.training.progress_bar import EpochProgress
+from spinup_tf2.training.vector import VectorEpisodes
 from spinup_tf2.training.videos import EpochVideos
 from spinup_tf2.utils.logx import EpochLogger
 from spinup_tf2.utils.mpi_tf2 import make_grad_averager, sync_params
@@ -274,7 +275,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         polyak=0.995, lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000,
         update_after=1000, update_every=50, num_test_episodes=10, max_ep_len=1000,
         logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False,
-        normalize_obs=False, overwrite=False, video_freq=0, updates_per_step=1):
+        normalize_obs=False, overwrite=False, video_freq=0, updates_per_step=1, num_envs=1,
+        vector_mode="sync"):
     """
     Soft Actor-Critic (SAC), as Spinning Up runs it, in TensorFlow 2 / Keras 3.
 
@@ -408,6 +410,17 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             ``updates_per_step * update_every`` updates, still in one compiled
             call. 1 (the default) is Spinning Up's schedule.
 
+        num_envs (int): Copies of the environment stepping at once (gymnasium's
+            vector API); ``steps_per_epoch``, ``start_steps``, ``update_after``
+            and ``update_every`` still count transitions, so ``steps_per_epoch``
+            and ``update_every`` must be multiples of it. 1 (the default) runs
+            exactly as before. A resumed run with several copies starts new
+            episodes in them.
+
+        vector_mode (str): ``'sync'`` (the copies step one after another in
+            this process) or ``'async'`` (each in its own process: for slow
+            environments, on more cores).
+
     """
     config = dict(locals())
     alpha, tuner_args = check_sac_args(config)
@@ -431,6 +444,11 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     local_steps_per_epoch, local_start_steps, local_update_after = (
         n // n_procs for n in (steps_per_epoch, start_steps, update_after))
     local_test_episodes = -(-num_test_episodes // n_procs)
+    if local_steps_per_epoch % num_envs:
+        raise SpinupError(f"steps_per_epoch={steps_per_epoch} over {n_procs} MPI processes "
+                          f"is {local_steps_per_epoch} each, not a multiple of num_envs="
+                          f"{num_envs}; give steps_per_epoch a multiple of "
+                          f"{n_procs * num_envs}.")
     check_memory(replay_size, obs_dim, act_dim, n_procs)
     keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
@@ -438,6 +456,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     act_space.seed(seed)
     env = ReplayableEpisodes(env, seed, act_space)
     test_env = ReplayableEpisodes(test_env, seed + 10_000, envs.policy_action_space(test_env))
+    # What steps: env, or num_envs copies of it (then env only records how they are made).
+    collector = env if num_envs == 1 else VectorEpisodes(env_fn, num_envs, vector_mode,
+                                                         max_ep_len, seed)
 
     # Create actor-critic module and target networks (sharing the observation statistics)
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
@@ -487,9 +508,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
     # Everything a training checkpoint holds; resuming puts it all back.
     checkpoint = TrainingCheckpoint(logger.output_dir, (ac, ac_targ), (pi_optimizer, q_optimizer),
-                                    tuner, normalizer, replay_buffer, rng, env, test_env)
+                                    tuner, normalizer, replay_buffer, rng, collector, test_env)
     o, t_start, ep_ret, ep_len, elapsed = (checkpoint.restore() if resume
-                                           else (env.reset()[0], 0, 0.0, 0, 0.0))
+                                           else (collector.reset()[0], 0, 0.0, 0, 0.0))
     get_action.refresh()
     saved_epoch = resume_epoch or 0
     start_time = time.time() - elapsed
@@ -521,37 +542,52 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             videos.after_epoch(logger.output_dir, epoch, epoch == epochs,
                                lambda o: get_action(o, True), envs.wrapper_state(env.env))
 
+    def vector_step(t, o):
+        """num_envs transitions at once; returns the next observations."""
+        a = (np.stack([get_action(x) for x in o]) if t > local_start_steps
+             else collector.action_space.sample())
+        o, ended = collector.step(o, a, replay_buffer, normalizer)
+        for ret, length in ended:
+            logger.store(EpRet=ret, EpLen=length)
+        return o
+
     # Main loop: collect experience in env and update/log each epoch
-    for t in range(t_start, local_steps_per_epoch * epochs):
-        # Uniformly random actions explore for the first start_steps steps; the policy acts after.
-        a = get_action(o) if t > local_start_steps else env.action_space.sample()
+    for t in range(t_start, local_steps_per_epoch * epochs, num_envs):
+        if num_envs > 1:
+            o = vector_step(t, o)
+        else:
+            # Uniformly random actions explore for the first start_steps steps; then the policy.
+            a = get_action(o) if t > local_start_steps else env.action_space.sample()
 
-        o2, r, terminated, truncated, _ = env.step(a)
-        ep_ret += r
-        ep_len += 1
+            o2, r, terminated, truncated, _ = env.step(a)
+            ep_ret += r
+            ep_len += 1
 
-        # Only a true termination is stored as done: a time limit (the env's or max_ep_len)
-        # ends the episode but says nothing about the state, so the backup still bootstraps.
-        replay_buffer.store(o, a, r, o2, float(terminated))
-        if normalizer is not None:
-            normalizer.observe(o2)
+            # Only a true termination is stored as done: a time limit (the env's or
+            # max_ep_len) ends the episode but says nothing about the state, so the backup
+            # still bootstraps.
+            replay_buffer.store(o, a, r, o2, float(terminated))
+            if normalizer is not None:
+                normalizer.observe(o2)
 
-        # Super critical, easy to overlook step: make sure to update most recent observation!
-        o = o2
+            # Super critical, easy to overlook step: make sure to update most recent observation!
+            o = o2
 
-        # End of trajectory handling
-        if terminated or truncated or ep_len == max_ep_len:
-            logger.store(EpRet=ep_ret, EpLen=ep_len)
-            o, ep_ret, ep_len = env.reset()[0], 0.0, 0
+            # End of trajectory handling
+            if terminated or truncated or ep_len == max_ep_len:
+                logger.store(EpRet=ep_ret, EpLen=ep_len)
+                o, ep_ret, ep_len = env.reset()[0], 0.0, 0
 
         # Update handling
         if t >= local_update_after and t % update_every == 0:
             update(t)
-        progress.update(t + 1)
+        progress.update(t + num_envs)
 
         # End of epoch handling
-        if (t + 1) % local_steps_per_epoch == 0:
-            end_epoch(t, (t + 1) // local_steps_per_epoch)
+        if (t + num_envs) % local_steps_per_epoch == 0:
+            end_epoch(t + num_envs - 1, (t + num_envs) // local_steps_per_epoch)
+    if num_envs > 1:
+        collector.close()
     rundir.release(logger.output_dir)  # another writer may come now
     return ac
 

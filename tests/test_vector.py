@@ -1,0 +1,79 @@
+"""Several environment copies stepping at once (num_envs): every stored transition lies
+within one episode of one copy, a truncated episode stores its true last observation and
+bootstraps, a terminated one stores done; num_envs=1 is the single-environment loop."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from spinup_tf2 import sac
+from spinup_tf2.errors import SpinupError
+
+TINY = dict(epochs=2, steps_per_epoch=120, start_steps=60, update_after=30, update_every=6,
+            num_test_episodes=1, batch_size=16, max_ep_len=4, ac_kwargs=dict(hidden_sizes=(8,)))
+
+
+class Steps(gym.Env):
+    """Observation (k, end): k counts the episode's steps, reward k. An episode terminates
+    when k reaches `end` (drawn from 2..6 at reset); max_ep_len=4 truncates the others."""
+
+    observation_space = gym.spaces.Box(0.0, 10.0, (2,), np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.k, self.end = 0, int(self.np_random.integers(2, 7))
+        return self._obs(), {}
+
+    def _obs(self):
+        return np.array([self.k, self.end], dtype=np.float32)
+
+    def step(self, action):
+        self.k += 1
+        return self._obs(), float(self.k), self.k == self.end, False, {}
+
+
+def buffer_of(run_dir):
+    with np.load(run_dir / "train_state" / "arrays.npz") as arrays:
+        return {k: arrays[k] for k in ("buf_obs", "buf_obs2", "buf_rew", "buf_done")}
+
+
+@pytest.mark.parametrize("mode", ["sync", pytest.param("async", marks=pytest.mark.slow)])
+def test_every_transition_lies_within_one_episode(tmp_path, mode):
+    out = tmp_path / mode
+    sac(Steps, **TINY, num_envs=3, vector_mode=mode, logger_kwargs=dict(output_dir=str(out)))
+    buf = buffer_of(out)
+    o, o2, r, d = buf["buf_obs"], buf["buf_obs2"], buf["buf_rew"], buf["buf_done"]
+    assert len(o) == 240  # every transition of 2 epochs, counted as Spinning Up counts them
+    assert np.all(o2[:, 0] == o[:, 0] + 1)  # one step of one episode: never a reset between
+    assert np.all(o2[:, 1] == o[:, 1]) and np.all(r == o2[:, 0])
+    terminated = o2[:, 0] == o2[:, 1]
+    assert np.array_equal(d == 1.0, terminated)  # done exactly where the episode terminated
+    truncated = (o2[:, 0] == 4) & ~terminated
+    assert truncated.any() and terminated.any()  # both kinds of ending were stored
+    assert np.all(o[:, 0] <= 3)  # max_ep_len=4 cut every episode: its true last o2 stored
+    if mode == "async":  # the copies in their own processes: the same transitions
+        sac(Steps, **TINY, num_envs=3, logger_kwargs=dict(output_dir=str(tmp_path / "sync")))
+        same = buffer_of(tmp_path / "sync")
+        assert all(np.array_equal(buf[k], same[k]) for k in buf)
+
+
+def test_same_seed_same_numbers_and_episode_returns(tmp_path):
+    from helpers import rows
+
+    sac(Steps, **TINY, num_envs=3, logger_kwargs=dict(output_dir=str(tmp_path / "a")))
+    sac(Steps, **TINY, num_envs=3, logger_kwargs=dict(output_dir=str(tmp_path / "b")))
+    assert rows(str(tmp_path / "a")) == rows(str(tmp_path / "b"))  # same seed, same numbers
+    header, table = rows(str(tmp_path / "a"))
+    # Returns of Steps are 1 + 2 + ... + length, lengths 2..4.
+    assert all(float(row["TotalEnvInteracts"]) == 120 * (i + 1) for i, row in enumerate(table))
+    assert {float(row["MaxEpRet"]) for row in table} <= {3.0, 6.0, 10.0}
+
+
+def test_num_envs_must_divide_what_counts_transitions(tmp_path):
+    for kwargs, words in [(dict(num_envs=7), "steps_per_epoch=120 with num_envs=7"),
+                          (dict(num_envs=4, update_every=6), "update_every=6 with num_envs=4"),
+                          (dict(num_envs=0), "num_envs=0"),
+                          (dict(vector_mode="threads"), "vector_mode='threads'")]:
+        with pytest.raises(SpinupError, match=words.replace("(", r"\(")):
+            sac(Steps, **dict(TINY, **kwargs), logger_kwargs=dict(output_dir=str(tmp_path)))
