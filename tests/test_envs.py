@@ -148,7 +148,7 @@ def test_where_sac_cannot_go_it_says_what_works(tmp_path):
     with pytest.raises(SpinupError, match="returned a vector environment") as err:
         sac(lambda: gym.make_vec("Pendulum-v1", num_envs=2), **TINY,
             logger_kwargs=dict(output_dir=str(out)))
-    assert "gymnasium.make, not make_vec" in str(err.value) and not out.exists()
+    assert "not make_vec, and give num_envs=2" in str(err.value) and not out.exists()
 
     class Unbounded(Bowl):
         action_space = gym.spaces.Box(-np.inf, np.inf, (1,), np.float32)

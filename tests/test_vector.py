@@ -77,3 +77,31 @@ def test_num_envs_must_divide_what_counts_transitions(tmp_path):
                           (dict(vector_mode="threads"), "vector_mode='threads'")]:
         with pytest.raises(SpinupError, match=words.replace("(", r"\(")):
             sac(Steps, **dict(TINY, **kwargs), logger_kwargs=dict(output_dir=str(tmp_path)))
+
+
+def test_a_vectorised_run_resumes_with_new_episodes(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    sac(Steps, **dict(TINY, epochs=1), num_envs=3, logger_kwargs=dict(output_dir=out))
+    sac(Steps, **TINY, num_envs=3, resume=True, logger_kwargs=dict(output_dir=out))
+    assert "Resuming the run" in capsys.readouterr().out
+    from helpers import rows
+
+    assert [r["Epoch"] for r in rows(out)[1]] == ["1", "2"]
+    with np.load(tmp_path / "run" / "train_state" / "arrays.npz") as arrays:
+        o, o2 = arrays["buf_obs"], arrays["buf_obs2"]
+    assert len(o) == 240 and np.all(o2[:, 0] == o[:, 0] + 1)  # no transition spans a restart
+
+
+@pytest.mark.slow  # two MPI processes
+def test_num_envs_under_mpi(tmp_path, capfd):
+    from helpers import run_main
+
+    res = run_main(capfd, "sac", "--env", "Pendulum-v1", "--epochs", "1", "--steps_per_epoch",
+                   "400", "--start_steps", "100", "--update_after", "100", "--update_every",
+                   "40", "--num_test_episodes", "2", "--hid", "[8]", "--num_envs", "4",
+                   "--cpu", "2", "--data_dir", str(tmp_path), "--exp_name", "vm")
+    assert res.returncode == 0, res.stderr[-2000:]
+    from helpers import rows
+
+    (row,) = rows(str(tmp_path / "vm" / "vm_s0"))[1]
+    assert row["TotalEnvInteracts"] == "400"

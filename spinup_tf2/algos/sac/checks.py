@@ -182,9 +182,11 @@ def make_env(env_fn):
     if isinstance(env, VectorEnv):
         env.close()
         raise SpinupError(f"env_fn returned a vector environment ({type(env).__name__} of "
-                          f"{env.num_envs}); sac() steps one environment per process. Return "
-                          f"one environment (gymnasium.make, not make_vec); to collect with "
-                          f"several processes, use --cpu N (num_cpu). Nothing was written.")
+                          f"{env.num_envs}); env_fn must make one environment, and sac() "
+                          f"makes the copies itself. Return gymnasium.make(...), not make_vec, "
+                          f"and give num_envs={env.num_envs} (--num_envs {env.num_envs}; "
+                          f"vector_mode='async' for copies in their own processes). Nothing "
+                          f"was written.")
     missing = [k for k in ("observation_space", "action_space", "reset", "step")
                if not hasattr(env, k)]
     if missing:
