@@ -467,7 +467,12 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
 
     # Only now, with every argument tried, is anything written.
-    resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
+    try:
+        resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
+    except SpinupError:
+        if collector is not env:
+            collector.close()  # the copies' processes go with the refusal
+        raise
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
