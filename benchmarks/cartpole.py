@@ -40,6 +40,10 @@ def main() -> int:
                 alpha=alpha, logger_kwargs=kw, overwrite=a.overwrite)
         except SpinupError as err:
             print_error(err)
+            if "already holds a run" in str(err):
+                print(f"(This script's flags: --data_dir DIR to make new runs elsewhere, or "
+                      f"--overwrite to replace those in {a.data_dir}; the bundled results "
+                      f"are there.)", file=sys.stderr)
             return 2
     for seed in a.seed:
         path = osp.join(setup_logger_kwargs(exp_name, seed, a.data_dir)["output_dir"],

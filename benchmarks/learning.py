@@ -61,6 +61,7 @@ def main() -> int:
     def seeds_for(env):
         return a.seed if a.seed is not None else SEEDS + EXTRA_SEEDS.get(env, [])
 
+    todo = 0
     for seed in sorted(set().union(*(seeds_for(env) for env in a.env))):
         for env in a.env:
             if seed not in seeds_for(env):
@@ -71,6 +72,7 @@ def main() -> int:
             if done >= a.epochs:
                 print(f"done     {out} ({done} epochs)")
                 continue
+            todo += 1
             print(f"{'would run' if a.dry_run else 'running'}  {out} (has {done} epochs)",
                   flush=True)
             if a.dry_run:
@@ -82,6 +84,10 @@ def main() -> int:
 
             call_experiment(exp_name, spinup_tf2.sac, seed=seed, data_dir=a.data_dir,
                             env_name=env, epochs=a.epochs, resume=resume)
+    if not todo:
+        print(f"Nothing to run: every run listed already has its {a.epochs} epochs in "
+              f"{a.data_dir} (the bundled results, on a fresh clone). Give --data_dir DIR to "
+              f"run them anew there (hours per run on 2 cores), or --env/--seed for fewer.")
     return 0
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -81,6 +82,12 @@ def main():
     p.add_argument("--blocks", type=int, default=30)
     p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args()
+    import importlib.util
+
+    if importlib.util.find_spec("tensorflow_probability") is None:
+        print("tfp_cost.py times TensorFlow Probability's distributions against ours, and "
+              "TFP is not installed: pip install tensorflow-probability tf-keras")
+        return 2
     env = gym.make(a.env)
     data = random_block(env, BATCH)
     impls = {"hand-written": make_block(core.MLPActorCritic, env),
@@ -112,4 +119,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
