@@ -75,3 +75,16 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capfd):
     assert "Epoch 1/1" in err and "step/s" in err and "run ETA" in err
     assert b"AverageEpRet" in out
 
+
+
+def test_the_run_eta_counts_the_end_of_epoch_work():
+    """After one epoch, each epoch costs what the last one took, test episodes and saving
+    included (the bar showed 8 s where 19.8 s were left)."""
+    from spinup_tf2.training.progress_bar import run_eta
+
+    # 1,000 steps an epoch at 100 steps/s, 3 epochs, at step 500: 5 s of steps in epoch 1
+    # and 20 s of steps after it, as long as no epoch has ended.
+    assert run_eta(500, 1000, 3, 100.0, None) == 25.0
+    # Epoch 2, step 1,500: epoch 1 took 16 s (10 s of steps, 6 s of tests and saving):
+    # 5 s of steps + 6 s of end-of-epoch work + one more epoch of 16 s.
+    assert run_eta(1500, 1000, 3, 100.0, 16.0) == 27.0
