@@ -97,6 +97,28 @@ def check_trusted(ref, where: str) -> None:
             f"(trust_pickle=True).")
 
 
+# MuJoCo warnings that come from gymnasium's own model files, not from anything the user did.
+_MUJOCO_NOISE = ("compiler attribute 'settotalmass' is deprecated",)
+
+
+def quiet_mujoco() -> None:
+    """Keep MuJoCo's warnings about gymnasium's own model files (the ``settotalmass``
+    deprecation, printed each time a -v5 task is made) out of the user's output; any other
+    MuJoCo warning still reaches stderr. Nothing if MuJoCo is not installed."""
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("mujoco") is None:
+        return
+    import mujoco
+
+    def warn(message: str) -> None:
+        if not any(noise in message for noise in _MUJOCO_NOISE):
+            sys.stderr.write(f"WARNING: {message}\n")
+
+    mujoco.set_mju_user_warning(warn)
+
+
 def make(ref: str, render_mode: str | None = None):
     """The environment ``ref`` names (see :func:`ref_of`), made by ``gym.make``, with the
     statistics of its normalizing wrappers put back and frozen (see :func:`with_state`)."""
@@ -109,6 +131,9 @@ def make(ref: str, render_mode: str | None = None):
         state = spec.pop(STATE_KEY, None)
         ref = json.dumps(spec)
     target = EnvSpec.from_json(ref) if ref.startswith("{") else ref
+    entry = target.entry_point if isinstance(target, EnvSpec) else gym.spec(target).entry_point
+    if "mujoco" in str(entry):
+        quiet_mujoco()
     env = gym.make(target, render_mode=render_mode) if render_mode else gym.make(target)
     if state:
         set_wrapper_state(env, state)

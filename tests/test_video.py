@@ -61,6 +61,7 @@ def test_mp4_of_a_mujoco_policy_without_a_display(runs, tmp_path):
               "-l", "50", env=NO_DISPLAY)
     assert res.returncode == 0, res.stderr[-2000:]
     assert f"Wrote 51 frames at 20 fps to {video}." in res.stdout
+    assert "settotalmass" not in res.stdout + res.stderr  # MuJoCo's note on gymnasium's files
     frames = frames_of(video)
     assert frames.shape == (51, 480, 480, 3)
     assert frames.std() > 5  # a scene, not a blank screen

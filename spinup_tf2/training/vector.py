@@ -32,6 +32,9 @@ class VectorEpisodes:
         from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
         def make():
+            from spinup_tf2.envs import quiet_mujoco
+
+            quiet_mujoco()  # in each copy's process too
             env = env_fn()
             limit = env.spec.max_episode_steps if env.spec is not None else None
             if limit is None or limit > max_ep_len:

@@ -171,6 +171,9 @@ def check_logger_kwargs(logger_kwargs: dict) -> None:
 def make_env(env_fn):
     """``env_fn()``, checked to be an environment; one whose optional dependency (Box2D,
     MuJoCo, ...) is missing is a :class:`SpinupError` saying what to install."""
+    from spinup_tf2.envs import quiet_mujoco
+
+    quiet_mujoco()  # gymnasium's -v5 model files make MuJoCo warn at every make
     try:
         env = env_fn()
     except DependencyNotInstalled as err:
