@@ -72,7 +72,16 @@ def main() -> int:
     ref = pd.read_csv(osp.join(REPO, "spinup_tf2", "data", "spinningup_sac_curves.csv"))
     # A finished copy of the runs may be given (e.g. `git archive HEAD data/benchmarks`
     # unpacked elsewhere), so that runs still in progress here are left out.
-    data_dir = sys.argv[1] if len(sys.argv) > 1 else osp.join(REPO, "data", "benchmarks")
+    import argparse
+
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data_dir", nargs="?", default=osp.join(REPO, "data", "benchmarks"))
+    data_dir = p.parse_args().data_dir
+    if not glob.glob(osp.join(data_dir, "sac-*", "*", "progress.txt")):
+        print(f"No runs in {data_dir} (sac-<env>/<run>/progress.txt); nothing was written. "
+              f"Give the folder of benchmarks/learning.py's runs.", file=sys.stderr)
+        return 2
     sns.set_theme(style="darkgrid", font_scale=1.2)
     table = ["| env | steps | spinup_tf2 (mean ± sd, seeds) | Spinning Up PyTorch | "
              "Spinning Up TF1 | ours - PyTorch (± s.e.) | reading |",

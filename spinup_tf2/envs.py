@@ -22,6 +22,11 @@ from spinup_tf2.errors import SpinupError
 
 # Where wrappers a run directory may name without being trusted come from.
 TRUSTED_WRAPPER_MODULE = "gymnasium.wrappers."
+# Wrappers whose statistics change what the policy sees (or the returns), by attribute.
+_RUNNING_STATS = ("obs_rms", "return_rms")
+STATE_KEY = "spinup_tf2_wrapper_state"  # in a ref: the statistics to put back
+# MuJoCo warnings that come from gymnasium's own model files, not from anything the user did.
+_MUJOCO_NOISE = ("compiler attribute 'settotalmass' is deprecated",)
 
 
 def record(env) -> tuple[dict | None, str | None]:
@@ -97,10 +102,6 @@ def check_trusted(ref, where: str) -> None:
             f"(trust_pickle=True).")
 
 
-# MuJoCo warnings that come from gymnasium's own model files, not from anything the user did.
-_MUJOCO_NOISE = ("compiler attribute 'settotalmass' is deprecated",)
-
-
 def quiet_mujoco() -> None:
     """Keep MuJoCo's warnings about gymnasium's own model files (the ``settotalmass``
     deprecation, printed each time a -v5 task is made) out of the user's output; any other
@@ -131,18 +132,11 @@ def make(ref: str, render_mode: str | None = None):
         state = spec.pop(STATE_KEY, None)
         ref = json.dumps(spec)
     target = EnvSpec.from_json(ref) if ref.startswith("{") else ref
-    entry = target.entry_point if isinstance(target, EnvSpec) else gym.spec(target).entry_point
-    if "mujoco" in str(entry):
-        quiet_mujoco()
+    quiet_mujoco()
     env = gym.make(target, render_mode=render_mode) if render_mode else gym.make(target)
     if state:
         set_wrapper_state(env, state)
     return env
-
-
-# Wrappers whose statistics change what the policy sees (or the returns), by attribute.
-_RUNNING_STATS = ("obs_rms", "return_rms")
-STATE_KEY = "spinup_tf2_wrapper_state"  # in a ref: the statistics to put back
 
 
 def policy_action_space(env):

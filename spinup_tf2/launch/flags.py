@@ -349,6 +349,9 @@ def check_env_kwargs(variants: list[dict]) -> None:
     take: each distinct set is tried once by making the environment."""
     import gymnasium as gym
 
+    from spinup_tf2.envs import quiet_mujoco
+
+    quiet_mujoco()
     tried = set()
     for variant in variants:
         env_name, env_kwargs = variant.get("env_name"), variant.get("env_kwargs")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
+from spinup_tf2.envs import policy_action_space
+
 
 def rng_state(generator: np.random.Generator) -> dict:
     """The state of a numpy Generator, as a plain (JSON-friendly) dict."""
@@ -27,11 +29,12 @@ class ReplayableEpisodes(gym.Wrapper):
     its action space's generator, which :meth:`state` also saves.
     """
 
-    def __init__(self, env: gym.Env, first_seed: int | None = None, action_space=None):
-        """``action_space``: the one the policy acts in, if not ``env``'s (see
-        :func:`spinup_tf2.envs.policy_action_space`)."""
+    def __init__(self, env: gym.Env, first_seed: int | None = None):
+        """Its ``action_space`` is the one the policy acts in (see
+        :func:`spinup_tf2.envs.policy_action_space`: ClipAction's inner bounds)."""
         super().__init__(env)
-        if action_space is not None and action_space is not env.action_space:
+        action_space = policy_action_space(env)
+        if action_space is not env.action_space:
             self.action_space = action_space
         self.first_seed = first_seed
         self.episode_start: dict = {}

@@ -60,9 +60,11 @@ class VectorEpisodes:
         self.ep_ret[:], self.ep_len[:] = 0.0, 0
         return self.envs.reset(seed=seed)
 
-    def step(self, o, a, replay_buffer, normalizer=None) -> tuple:
-        """Step every copy with its row of ``a``; store the ``num_envs`` transitions from
-        ``o``; return ``(next o, [(ep_ret, ep_len) of each episode that ended])``."""
+    def step(self, o, act, replay_buffer, normalizer=None) -> tuple:
+        """Step every copy from its row of ``o``, with ``act(o_i)`` (uniformly random
+        actions if ``act`` is None); store the ``num_envs`` transitions; return ``(next o,
+        [(ep_ret, ep_len) of each episode that ended])``."""
+        a = self.action_space.sample() if act is None else np.stack([act(x) for x in o])
         o2, r, terminated, truncated, info = self.envs.step(a)
         ended = terminated | truncated
         o2_stored = o2

@@ -28,11 +28,10 @@ class EpochVideos:
         self.video_freq, self.env_ref, self.max_ep_len = video_freq, env_ref, max_ep_len
 
     def after_epoch(self, output_dir: str | None, epoch: int, last: bool,
-                    act: Callable, wrapper_state: list | None = None) -> None:
+                    act: Callable, env=None) -> None:
         """Record ``act`` (observation -> action) into ``output_dir`` if ``epoch`` is due
         (or ``last``); nothing without an output directory (MPI processes but the first).
-        ``wrapper_state``: the training env's normalizing statistics now
-        (:func:`spinup_tf2.envs.wrapper_state`)."""
+        ``env``: the training env, whose normalizing statistics the copy takes."""
         if not self.video_freq or output_dir is None:
             return
         if not (epoch % self.video_freq == 0 or last):
@@ -40,7 +39,7 @@ class EpochVideos:
         from spinup_tf2.policy.video import record_episode
 
         path = rundir.video_path(output_dir, epoch)
-        ref = envs.with_state(self.env_ref, wrapper_state or [])
+        ref = envs.with_state(self.env_ref, envs.wrapper_state(env))
         ep_ret, ep_len = record_episode(ref, act, path, self.max_ep_len)
         print(f"Video of epoch {epoch}: {path} (return {ep_ret:.1f}, {ep_len} steps)",
               flush=True)

@@ -14,6 +14,8 @@ from gymnasium.error import DependencyNotInstalled
 
 from spinup_tf2 import rundir
 from spinup_tf2.errors import SpinupError
+from spinup_tf2.training.vector import VECTOR_MODES
+from spinup_tf2.utils.mpi_tools import num_procs
 
 # With n discrete actions and alpha='auto', the target entropy is this fraction of log(n)
 # (the entropy of the uniform policy).
@@ -99,14 +101,20 @@ def check_sac_args(args: dict):
     need(_is_int(num_envs) and num_envs >= 1,
          f"sac() got num_envs={num_envs!r}; give a whole number >= 1 of environment copies "
          f"to step at once.")
-    need(vector_mode in ("sync", "async"),
+    need(vector_mode in VECTOR_MODES,
          f"sac() got vector_mode={vector_mode!r}; give 'sync' (the copies step in this "
          f"process) or 'async' (each in its own process).")
-    for name in ("steps_per_epoch", "update_every"):
-        need(args[name] % num_envs == 0,
-             f"sac() got {name}={args[name]} with num_envs={num_envs}: {name} counts "
-             f"transitions, and {num_envs} copies make {num_envs} at a time, so it must be a "
-             f"multiple of num_envs (e.g. {name}={max(1, args[name] // num_envs) * num_envs}).")
+    # Each MPI process steps num_envs copies through its share of an epoch.
+    n_procs = num_procs()
+    for name, per_process, unit in (("steps_per_epoch", args["steps_per_epoch"] // n_procs,
+                                      num_envs * n_procs),
+                                     ("update_every", args["update_every"], num_envs)):
+        need(per_process % num_envs == 0,
+             f"sac() got {name}={args[name]} with num_envs={num_envs}"
+             + (f" over {n_procs} MPI processes ({per_process} each)" if n_procs > 1 else "")
+             + f": {name} counts transitions, and {num_envs} copies make {num_envs} at a time, "
+               f"so it must be a multiple of {unit} (e.g. {name}="
+               f"{max(1, args[name] // unit) * unit}).")
     need(args["seed"] < SEED_LIMIT,
          f"sac() got seed={args['seed']}, but seeds must be below 2**31 = {SEED_LIMIT} (Keras "
          f"seeds with 32 bits, and each MPI rank and the test environment add an offset).")

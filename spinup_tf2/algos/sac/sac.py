@@ -413,7 +413,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         num_envs (int): Copies of the environment stepping at once (gymnasium's
             vector API); ``steps_per_epoch``, ``start_steps``, ``update_after``
             and ``update_every`` still count transitions, so ``steps_per_epoch``
-            and ``update_every`` must be multiples of it. 1 (the default) runs
+            and ``update_every`` must be multiples of it (``steps_per_epoch``
+            of it times the MPI processes). 1 (the default) runs
             exactly as before. A resumed run with several copies starts new
             episodes in them.
 
@@ -427,16 +428,10 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     logger_kwargs, overwrite, video_freq = run_settings(config, note=True)
     config.update(logger_kwargs=logger_kwargs, overwrite=overwrite, video_freq=video_freq)
     env, test_env = make_env(env_fn), make_env(env_fn)
-    act_space = envs.policy_action_space(env)
-    discrete, obs_dim, act_dim, n_noise = check_spaces(env.observation_space, act_space,
-                                                       normalize_obs)
+    discrete, obs_dim, act_dim, n_noise = check_spaces(
+        env.observation_space, envs.policy_action_space(env), normalize_obs)
     actor_critic = config["actor_critic"] = pick_actor_critic(actor_critic, discrete, ac_kwargs)
-    # How the env was made, wrappers included, so that test_policy and videos rebuild it.
-    config["env_name"] = env.spec.id if env.spec is not None else None
-    config["env_spec"], unrecorded = envs.record(env)
-    if unrecorded and proc_id() == 0:
-        print(f"Note: this run's environment cannot be recorded for replay ({unrecorded}); "
-              f"test_policy will need the pickled environment (--trust_vars_pkl).", flush=True)
+    unrecorded = record_env(config, env)
     videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded)
 
     # Data-parallel over MPI: each process takes its share of these counts.
@@ -444,21 +439,12 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     local_steps_per_epoch, local_start_steps, local_update_after = (
         n // n_procs for n in (steps_per_epoch, start_steps, update_after))
     local_test_episodes = -(-num_test_episodes // n_procs)
-    if local_steps_per_epoch % num_envs:
-        raise SpinupError(f"steps_per_epoch={steps_per_epoch} over {n_procs} MPI processes "
-                          f"is {local_steps_per_epoch} each, not a multiple of num_envs="
-                          f"{num_envs}; give steps_per_epoch a multiple of "
-                          f"{n_procs * num_envs}.")
     check_memory(replay_size, obs_dim, act_dim, n_procs)
     keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
-    act_space.seed(seed)
-    env = ReplayableEpisodes(env, seed, act_space)
-    test_env = ReplayableEpisodes(test_env, seed + 10_000, envs.policy_action_space(test_env))
-    # What steps: env, or num_envs copies of it (then env only records how they are made).
-    collector = env if num_envs == 1 else VectorEpisodes(env_fn, num_envs, vector_mode,
-                                                         max_ep_len, seed)
+    env, test_env = ReplayableEpisodes(env, seed), ReplayableEpisodes(test_env, seed + 10_000)
+    env.action_space.seed(seed)
 
     # Create actor-critic module and target networks (sharing the observation statistics)
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
@@ -467,12 +453,10 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
 
     # Only now, with every argument tried, is anything written.
-    try:
-        resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
-    except SpinupError:
-        if collector is not env:
-            collector.close()  # the copies' processes go with the refusal
-        raise
+    resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
+    # What steps: env, or num_envs copies of it (then env only records how they are made).
+    collector = env if num_envs == 1 else VectorEpisodes(env_fn, num_envs, vector_mode,
+                                                         max_ep_len, seed)
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
@@ -487,8 +471,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     n_updates = update_every * updates_per_step  # per block
 
     def update(t):
-        """update_every * updates_per_step SAC updates, on as many minibatches, in one
-        compiled call."""
+        """update_every * updates_per_step SAC updates in one compiled call."""
         if normalizer is not None:
             normalizer.update()  # with the observations since the last block
         batch = replay_buffer.sample_batch(batch_size, rng, n_batches=n_updates)
@@ -499,17 +482,6 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
         logger.store(**info)
         get_action.refresh()
-
-    def test_agent():
-        for _ in range(local_test_episodes):
-            o, d, ep_ret, ep_len = test_env.reset()[0], False, 0.0, 0
-            while not (d or (ep_len == max_ep_len)):
-                # Take deterministic actions at test time
-                o, r, terminated, truncated, _ = test_env.step(get_action(o, True))
-                d = terminated or truncated
-                ep_ret += r
-                ep_len += 1
-            logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
 
     # Everything a training checkpoint holds; resuming puts it all back.
     checkpoint = TrainingCheckpoint(logger.output_dir, (ac, ac_targ), (pi_optimizer, q_optimizer),
@@ -522,44 +494,38 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     progress = EpochProgress(local_steps_per_epoch, epochs, every=update_every,
                              enabled=sys.stdout.isatty() and proc_id() == 0)
 
-    def end_epoch(t, epoch):
-        """Save, test, log the epoch's row, checkpoint; a write the disk refuses (full,
-        read-only) stops the run with a paragraph, the files before it whole."""
+    def end_epoch(steps):
+        """After ``steps`` env steps: save, test, log the epoch's row, checkpoint. A write
+        the disk refuses (full, read-only) stops the run with a paragraph, files whole."""
         nonlocal saved_epoch
+        epoch = steps // local_steps_per_epoch
         saving = (epoch % save_freq == 0) or (epoch == epochs)
         with rundir.writing(logger.output_dir):
             # Save model
             if saving:
                 logger.save_state({"env": env.env}, None)
-                if proc_id() == 0:
-                    envs.save_state(logger.output_dir, env.env)  # what replays must see
+                envs.save_state(logger.output_dir, env.env)  # the statistics replays must see
                 saved_epoch = epoch
             # Test the performance of the deterministic version of the agent.
-            test_agent()
+            test_agent(test_env, get_action, local_test_episodes, max_ep_len, logger)
 
             # Log info about epoch
             progress.close()
-            log_epoch(logger, epoch, (t + 1) * n_procs, time.time() - start_time, tuner is not None)
+            log_epoch(logger, epoch, steps * n_procs, time.time() - start_time, tuner is not None)
 
             # The training checkpoint comes after the row: resuming never repeats or skips one.
             if saving:
-                checkpoint.save(t + 1, epoch, ep_ret, ep_len, time.time() - start_time)
+                checkpoint.save(steps, epoch, ep_ret, ep_len, time.time() - start_time)
             videos.after_epoch(logger.output_dir, epoch, epoch == epochs,
-                               lambda o: get_action(o, True), envs.wrapper_state(env.env))
-
-    def vector_step(t, o):
-        """num_envs transitions at once; returns the next observations."""
-        a = (np.stack([get_action(x) for x in o]) if t > local_start_steps
-             else collector.action_space.sample())
-        o, ended = collector.step(o, a, replay_buffer, normalizer)
-        for ret, length in ended:
-            logger.store(EpRet=ret, EpLen=length)
-        return o
+                               lambda o: get_action(o, True), env.env)
 
     # Main loop: collect experience in env and update/log each epoch
     for t in range(t_start, local_steps_per_epoch * epochs, num_envs):
-        if num_envs > 1:
-            o = vector_step(t, o)
+        if num_envs > 1:  # num_envs transitions at once, each handled as below
+            o, ended = collector.step(o, get_action if t > local_start_steps else None,
+                                      replay_buffer, normalizer)
+            for ret, length in ended:
+                logger.store(EpRet=ret, EpLen=length)
         else:
             # Uniformly random actions explore for the first start_steps steps; then the policy.
             a = get_action(o) if t > local_start_steps else env.action_space.sample()
@@ -568,9 +534,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             ep_ret += r
             ep_len += 1
 
-            # Only a true termination is stored as done: a time limit (the env's or
-            # max_ep_len) ends the episode but says nothing about the state, so the backup
-            # still bootstraps.
+            # Only a true termination is stored as done: a time limit (the env's or max_ep_len)
+            # ends the episode but says nothing about the state, so the backup bootstraps.
             replay_buffer.store(o, a, r, o2, float(terminated))
             if normalizer is not None:
                 normalizer.observe(o2)
@@ -590,11 +555,36 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
         # End of epoch handling
         if (t + num_envs) % local_steps_per_epoch == 0:
-            end_epoch(t + num_envs - 1, (t + num_envs) // local_steps_per_epoch)
-    if num_envs > 1:
-        collector.close()
+            end_epoch(t + num_envs)
+    collector.close()
     rundir.release(logger.output_dir)  # another writer may come now
     return ac
+
+
+def record_env(config: dict, env) -> str | None:
+    """Put in ``config`` how ``env`` was made (its id, and its EnvSpec with wrappers and make
+    arguments), so that test_policy and videos rebuild it; return why it could not be
+    recorded (said here once), or None."""
+    config["env_name"] = env.spec.id if env.spec is not None else None
+    config["env_spec"], unrecorded = envs.record(env)
+    if unrecorded and proc_id() == 0:
+        print(f"Note: this run's environment cannot be recorded for replay ({unrecorded}); "
+              f"test_policy will need the pickled environment (--trust_vars_pkl).", flush=True)
+    return unrecorded
+
+
+def test_agent(test_env, get_action: Callable, n_episodes: int, max_ep_len: int,
+               logger: EpochLogger) -> None:
+    """Run ``n_episodes`` episodes of the deterministic policy (``get_action(o, True)``) on
+    ``test_env``, storing their returns and lengths as TestEpRet and TestEpLen."""
+    for _ in range(n_episodes):
+        o, d, ep_ret, ep_len = test_env.reset()[0], False, 0.0, 0
+        while not (d or (ep_len == max_ep_len)):
+            o, r, terminated, truncated, _ = test_env.step(get_action(o, True))
+            d = terminated or truncated
+            ep_ret += r
+            ep_len += 1
+        logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
 
 
 def log_param_counts(logger: EpochLogger, ac) -> None:
