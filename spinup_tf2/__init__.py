@@ -29,6 +29,17 @@ def __getattr__(name):
     raise AttributeError(f"module 'spinup_tf2' has no attribute {name!r}")
 
 
+def _register_envs() -> None:
+    try:
+        from spinup_tf2.envs import register_envs
+    except ImportError:  # gymnasium not installed (a bare plotting set-up): nothing to do
+        return
+    register_envs()
+
+
+_register_envs()  # the partially observed tasks, Pendulum-P-v1 and CartPole-P-v1
+
+
 def tf_version() -> str:
     """The TensorFlow version in use."""
     from spinup_tf2.tf_setup import import_tensorflow

@@ -17,6 +17,9 @@ from __future__ import annotations
 import json
 import os.path as osp
 
+import gymnasium as gym
+import numpy as np
+
 from spinup_tf2 import rundir
 from spinup_tf2.errors import SpinupError
 
@@ -74,7 +77,6 @@ def check_trusted(ref, where: str) -> None:
     id made by its registered entry point, and its wrappers gymnasium's own. (An id such
     as ``mod:Env-v0``, an entry point or a wrapper from another module, would import that
     module and run its code.)"""
-    import gymnasium as gym
 
     if not isinstance(ref, str) or not ref:
         raise SpinupError(f"{where} names no environment to rebuild (env_name: {ref!r}).")
@@ -229,3 +231,40 @@ def read_state(run_dir: str) -> list:
     except (OSError, ValueError):
         return []
     return state if isinstance(state, list) else []
+
+
+# Partially observed tasks (pomdp-baselines' "-P" tasks: positions without velocities):
+# registered id -> (the fully observed id, the observation entries kept).
+POSITION_ONLY = {"Pendulum-P-v1": ("Pendulum-v1", (0, 1)),  # cos, sin of the angle
+                 "CartPole-P-v1": ("CartPole-v1", (0, 2))}  # cart position, pole angle
+
+
+def position_only(env_id: str, keep: tuple, **kwargs):
+    """``gym.make(env_id, **kwargs)`` observed through :class:`MaskVelocity` (the entry
+    point of the ``-P`` tasks)."""
+    return MaskVelocity(gym.make(env_id, **kwargs), keep)
+
+
+def register_envs() -> None:
+    """Register the partially observed tasks of :data:`POSITION_ONLY` with gymnasium (once;
+    ``import spinup_tf2`` does it), under their own time limits."""
+    for env_id, (full_id, keep) in POSITION_ONLY.items():
+        if env_id not in gym.registry:
+            gym.register(env_id, entry_point="spinup_tf2.envs:position_only",
+                         kwargs=dict(env_id=full_id, keep=keep), disable_env_checker=True)
+
+
+class MaskVelocity(gym.ObservationWrapper):
+    """Keeps only the observation entries ``keep`` of a 1-D Box observation: with the
+    velocities dropped, one observation is not the state, and a policy needs memory
+    (``--recurrent``) to act well."""
+
+    def __init__(self, env, keep: tuple):
+        super().__init__(env)
+        self.keep = np.asarray(keep, dtype=np.int64)
+        space = env.observation_space
+        self.observation_space = gym.spaces.Box(space.low[self.keep], space.high[self.keep],
+                                                dtype=space.dtype)
+
+    def observation(self, observation):
+        return observation[self.keep]

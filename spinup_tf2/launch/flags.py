@@ -28,6 +28,10 @@ RUN_KEYS = ["num_cpu", "data_dir", "datestamp", "parallel", "oversubscribe", "ba
 # Run-level flags whose ExperimentGrid.run argument has another name.
 RUN_ARG_NAMES = {"ray_address": "address", "ray_worker_dir": "worker_dir"}
 
+# On/off flags the launcher turns into arguments, and their defaults: --recurrent is
+# actor_critic=RecurrentActorCritic (see processes.experiment_command).
+SWITCHES = {"recurrent": False}
+
 # Flags whose values are always names, never parsed as Python.
 STRING_KEYS = {"exp_name", "env_name", "data_dir", "backend", "ray_address", "ray_worker_dir"}
 
@@ -318,7 +322,7 @@ def whole_numbers_as_ints(arg_dict: dict, defaults: dict) -> None:
 def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict]) -> None:
     """Refuse, before anything is launched, a flag the algorithm has no argument
     for, or a value its argument check refuses, in any variant of the grid."""
-    defaults = algo.defaults()
+    defaults = dict(algo.defaults(), **SWITCHES)
     known = (set(defaults) - {"env_fn"}) | {"env_name", "env_kwargs"}
     for variant in variants:
         unknown = [k for k in variant if k not in known]
@@ -333,6 +337,9 @@ def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict
                   f"--ray_worker_dir.")
         for key, value in variant.items():
             default = defaults.get(key)
+            if key in SWITCHES and not isinstance(value, bool):
+                raise SpinupError(f"--{key} is an on/off switch: give it alone (on), or "
+                                  f"--{key} True False for both; got {value!r}.")
             if value is True and not isinstance(default, bool) and default is not NOT_A_VALUE:
                 raise SpinupError(
                     f"--{key} was given no value. A flag alone means True, which only on/off "

@@ -37,7 +37,8 @@ def call_experiment(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
     Prints the experiment and its arguments, works out the output directory
     (:func:`spinup_tf2.rundir.output_dir_for`, unless ``logger_kwargs`` is given), turns an
     ``env_name`` argument (with ``env_kwargs``, gym.make's keyword arguments) into
-    ``env_fn = lambda: gymnasium.make(env_name, **env_kwargs)``,
+    ``env_fn = lambda: gymnasium.make(env_name, **env_kwargs)`` (and ``recurrent=True``
+    into ``actor_critic=RecurrentActorCritic``),
     and launches :mod:`spinup_tf2.launch.entrypoint` with the whole call cloudpickled,
     so experiments share no state. Ctrl-C stops the experiment within seconds
     and leaves what it wrote readable.
@@ -114,6 +115,10 @@ def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
 
             env_name, env_kwargs = kwargs.pop("env_name"), kwargs.pop("env_kwargs", None) or {}
             kwargs["env_fn"] = lambda: gym.make(env_name, **env_kwargs)
+        if kwargs.pop("recurrent", False):  # --recurrent
+            from spinup_tf2.algos.sac.recurrent import RecurrentActorCritic
+
+            kwargs["actor_critic"] = RecurrentActorCritic
         from spinup_tf2.utils.mpi_tools import mpi_fork
 
         mpi_fork(num_cpu)

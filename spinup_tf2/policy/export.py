@@ -13,6 +13,14 @@ Every file is checked before it is reported: loaded with its own runtime
 (``onnxruntime``; LiteRT's interpreter, or TensorFlow's) and run on 100
 random observations against the SavedModel's ``mu``. The file is written
 under a temporary name and renamed when complete.
+
+A recurrent policy (``--recurrent``) is exported as one step of it: inputs ``obs``
+and ``state`` (float32 ``[batch, state_size]``, zeros at an episode's start), outputs
+``action`` and ``state`` (feed it back at the next step). It is checked over whole
+episodes: the SavedModel plays 3 episodes of the run's environment (rebuilt from
+config.json; 3 sequences of 200 random observations if it cannot be), and the file,
+fed the same observations and its own returned state, must give the same action at
+every step.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import numpy as np
 
 from spinup_tf2 import rundir
 from spinup_tf2.errors import SpinupError, cli_main, is_installed
-from spinup_tf2.policy.load import load_saved_model
+from spinup_tf2.policy.load import is_recurrent, load_saved_model
 from spinup_tf2.tf_setup import import_tensorflow, quiet_stderr
 
 FORMATS = {"onnx": ".onnx", "tflite": ".tflite"}
@@ -78,7 +86,16 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
     model = load_saved_model(folder, trust_saved_model)
     obs_dim = int(model.mu.concrete_functions[0].structured_input_signature[0][0].shape[1])
     sig = [tf.TensorSpec([None, obs_dim], tf.float32, name="obs")]
-    policy = tf.function(lambda obs: {"action": model.mu(obs)}, input_signature=sig)
+    memory = is_recurrent(model)
+    if memory:
+        state_size = int(model.mu.concrete_functions[0].structured_input_signature[0][1]
+                         .shape[1])
+        sig.append(tf.TensorSpec([None, state_size], tf.float32, name="state"))
+        policy = tf.function(lambda obs, state: dict(zip(("action", "state"),
+                                                         model.mu(obs, state))),
+                             input_signature=sig)
+    else:
+        policy = tf.function(lambda obs: {"action": model.mu(obs)}, input_signature=sig)
 
     data = _to_onnx(policy, sig) if fmt == "onnx" else _to_tflite(policy, model)
     os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
@@ -89,18 +106,23 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
         with rundir.atomic_file(out) as tmp:
             with open(tmp, "wb") as f:
                 f.write(data)
-            obs = np.random.default_rng(0).normal(0.0, 3.0, size=(CHECK_OBS, obs_dim))
-            obs = obs.astype(np.float32)
-            runtime, actions = (_run_onnx if fmt == "onnx" else _run_tflite)(tmp, obs)
-            expected = model.mu(tf.constant(obs)).numpy()
+            runtime, run = (_onnx_runner if fmt == "onnx" else _tflite_runner)(tmp)
+            if memory:
+                episodes, actions, expected = _replay_episodes(fpath, model, run, obs_dim)
+                checked = f"{len(episodes)} {episodes.kind} ({sum(map(len, episodes))} steps)"
+            else:
+                obs = np.random.default_rng(0).normal(0.0, 3.0, size=(CHECK_OBS, obs_dim))
+                obs = obs.astype(np.float32)
+                actions = run(obs=obs)["action"]
+                expected = model.mu(tf.constant(obs)).numpy()
+                checked = f"{CHECK_OBS} random observations"
             discrete = expected.dtype.kind in "iu"
             diff = (int(np.sum(actions != expected)) if discrete
                     else float(np.max(np.abs(actions - expected))))
             if discrete and diff or not discrete and not diff <= 1e-5:
                 raise SpinupError(f"The {fmt} file does not reproduce the policy: on "
-                                  f"{CHECK_OBS} random observations its actions differ from "
-                                  f"the SavedModel's by {diff} ({runtime}). Nothing was "
-                                  f"written to {out}.")
+                                  f"{checked} its actions differ from the SavedModel's by "
+                                  f"{diff} ({runtime}). Nothing was written to {out}.")
     except OSError as err:
         raise SpinupError(f"--out {out!r} cannot be written ({err.strerror}); give a file in "
                           f"a directory you can write in.") from None
@@ -108,7 +130,8 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
         if into_run:
             rundir.release(fpath)
     return dict(path=out, format=fmt, bytes=len(data), obs_dim=obs_dim, discrete=discrete,
-                act_shape=list(expected.shape[1:]), dtype=str(expected.dtype),
+                act_shape=list(expected.shape[1:]), dtype=str(expected.dtype), checked=checked,
+                state_size=state_size if memory else None,
                 normalize_obs=_normalizes(fpath), runtime=runtime, max_abs_diff=diff,
                 saved_model=folder)
 
@@ -164,14 +187,81 @@ def _to_tflite(policy, model) -> bytes:
         return converter.convert()
 
 
-def _run_onnx(path: str, obs: np.ndarray):
+def _onnx_runner(path: str):
+    """``(runtime, run)``: ``run(**inputs)`` gives the file's outputs by name."""
     import onnxruntime as ort
 
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    return f"onnxruntime {ort.__version__}", session.run(["action"], {"obs": obs})[0]
+    names = [o.name for o in session.get_outputs()]
+
+    def run(**inputs):
+        return dict(zip(names, session.run(names, inputs)))
+
+    return f"onnxruntime {ort.__version__}", run
 
 
-def _run_tflite(path: str, obs: np.ndarray):
+def _replay_episodes(fpath: str, model, run, obs_dim: int):
+    """The SavedModel's ``mu`` over whole episodes, carrying its memory, and the
+    exported file (``run``) over the same observations, carrying its own: returns the
+    observation sequences (``.kind``: what they are) and both actions at every step."""
+    tf = import_tensorflow()
+    sequences = _episode_observations(fpath, model)
+    got, want = [], []
+    for obs in sequences:
+        state = np.zeros((1, _state_size(model)), np.float32)
+        saved = tf.zeros((1, _state_size(model)))
+        for o in obs:
+            out = run(obs=o[None], state=state)
+            state = out["state"]
+            a, saved = model.mu(tf.constant(o[None]), saved)
+            got.append(out["action"][0])
+            want.append(a.numpy()[0])
+    return sequences, np.array(got), np.array(want)
+
+
+class _Sequences(list):
+    kind = "episodes"
+
+
+def _state_size(model) -> int:
+    return int(model.mu.concrete_functions[0].structured_input_signature[0][1].shape[1])
+
+
+def _episode_observations(fpath: str, model, n: int = 3, length: int = 200) -> list:
+    """Observations of ``n`` episodes of the SavedModel's ``mu`` on the run's environment,
+    rebuilt from config.json; ``n`` random sequences of ``length`` if it cannot be."""
+    from spinup_tf2 import envs
+
+    tf = import_tensorflow()
+    config = rundir.read_config(fpath) or {}
+    ref = envs.ref_of(config)
+    sequences = _Sequences()
+    try:
+        envs.check_trusted(ref, f"{fpath}'s config.json")
+        env = envs.make(envs.with_state(ref, envs.read_state(fpath)))
+    except Exception:  # not rebuildable, or anything its constructor raises
+        rng = np.random.default_rng(0)
+        obs_dim = int(model.mu.concrete_functions[0].structured_input_signature[0][0].shape[1])
+        sequences.kind = "random observation sequences"
+        sequences += [rng.normal(0.0, 1.0, (length, obs_dim)).astype(np.float32)
+                      for _ in range(n)]
+        return sequences
+    max_len = int(config.get("max_ep_len") or 1000)
+    for episode in range(n):
+        o, _ = env.reset(seed=episode)
+        state, obs, done = tf.zeros((1, _state_size(model))), [], False
+        while not done and len(obs) < max_len:
+            obs.append(np.asarray(o, np.float32))
+            a, state = model.mu(tf.constant(obs[-1][None]), state)
+            o, _, terminated, truncated, _ = env.step(a.numpy()[0])
+            done = terminated or truncated
+        sequences.append(np.array(obs))
+    env.close()
+    return sequences
+
+
+def _tflite_runner(path: str):
+    """``(runtime, run)`` as :func:`_onnx_runner`, with LiteRT's interpreter."""
     try:
         from ai_edge_litert.interpreter import Interpreter
 
@@ -181,8 +271,7 @@ def _run_tflite(path: str, obs: np.ndarray):
         runtime = "TF Lite interpreter (TensorFlow)"
     with quiet_stderr():
         interpreter = Interpreter(model_path=path)
-        run = interpreter.get_signature_runner()
-        return runtime, run(obs=obs)["action"]
+        return runtime, interpreter.get_signature_runner()
 
 
 def _normalizes(fpath: str) -> bool:
@@ -201,9 +290,14 @@ def describe(result: dict) -> str:
         f"{kind}, {result['bytes']:,} bytes.",
         f"  input  'obs':    float32 [batch, {result['obs_dim']}], raw observations"
         + (" (the run's observation normalizer is inside)" if result["normalize_obs"] else ""),
+        *([f"  input  'state':  float32 [batch, {result['state_size']}], the memory: zeros at "
+           f"an episode's start, then the 'state' output of the step before"]
+          if result.get("state_size") else []),
         f"  output 'action': {act}",
-        f"Checked with {result['runtime']} against the SavedModel's mu on {CHECK_OBS} random "
-        f"observations: {check}.",
+        *([f"  output 'state':  float32 [batch, {result['state_size']}], the memory after "
+           f"this observation"] if result.get("state_size") else []),
+        f"Checked with {result['runtime']} against the SavedModel's mu on {result['checked']}"
+        f"{', carrying the state' if result.get('state_size') else ''}: {check}.",
     ])
 
 

@@ -68,6 +68,7 @@ def _check_fits(model, env, folder: str) -> None:
 
     obs_shape = tuple(getattr(env.observation_space, "shape", None) or ())
     spec = model.mu.concrete_functions[0].structured_input_signature[0][0]
+    outputs = model.mu.concrete_functions[0].structured_outputs
     if tuple(spec.shape[1:]) != obs_shape:
         raise SpinupError(
             f"The saved model in {folder} takes observations of shape "
@@ -78,7 +79,8 @@ def _check_fits(model, env, folder: str) -> None:
             f"environment yourself).")
     act_space = env.action_space
     want = () if not hasattr(act_space, "low") else tuple(np.shape(act_space.low))
-    got = tuple(model.mu.concrete_functions[0].structured_outputs.shape[1:])
+    action = outputs[0] if isinstance(outputs, (tuple, list)) else outputs  # with memory
+    got = tuple(action.shape[1:])
     if got != want:
         raise SpinupError(
             f"The saved model in {folder} gives actions of shape {list(got)}, but the "
@@ -141,7 +143,9 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
 
 def load_tf2_policy(fpath: str, deterministic: bool = False, trust_saved_model: bool = False):
     """``get_action(obs)`` from a SavedModel folder written by spinup_tf2 (see
-    :func:`load_saved_model` for ``trust_saved_model``)."""
+    :func:`load_saved_model` for ``trust_saved_model``). A recurrent policy's
+    ``get_action`` carries its memory from call to call; ``get_action.reset()`` starts
+    an episode (zero memory)."""
     tf = import_tensorflow()
     print("\n\nLoading from %s.\n\n" % fpath)
     model = load_saved_model(fpath, trust_saved_model)
@@ -152,12 +156,34 @@ def load_tf2_policy(fpath: str, deterministic: bool = False, trust_saved_model: 
         print("Using default action op.")
         action_fn = model.pi
 
-    def get_action(x):
-        x = tf.convert_to_tensor([x], dtype=tf.float32)
-        return action_fn(x)[0].numpy()
+    if is_recurrent(model):
+        state = [model.initial_state(tf.zeros([1, obs_dim_of(model)]))]
+
+        def get_action(x):
+            a, state[0] = action_fn(tf.convert_to_tensor([x], dtype=tf.float32), state[0])
+            return a[0].numpy()
+
+        def reset():
+            state[0] = tf.zeros_like(state[0])
+
+        get_action.reset = reset
+    else:
+        def get_action(x):
+            x = tf.convert_to_tensor([x], dtype=tf.float32)
+            return action_fn(x)[0].numpy()
 
     get_action.model = model  # the loaded functions need the model (its variables) alive
     return get_action
+
+
+def is_recurrent(model) -> bool:
+    """True for a recurrent policy's SavedModel: ``mu(x, state)`` takes its memory."""
+    return len(model.mu.concrete_functions[0].structured_input_signature[0]) == 2
+
+
+def obs_dim_of(model) -> int:
+    """The observation width a SavedModel's ``mu`` takes."""
+    return int(model.mu.concrete_functions[0].structured_input_signature[0][0].shape[1])
 
 
 # The operations a policy's functions may run: arithmetic, activations, random draws and

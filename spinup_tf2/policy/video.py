@@ -116,11 +116,13 @@ def render_frame(env):
 def record_episode(env_ref: str, get_action, path: str, max_ep_len: int) -> tuple:
     """One episode of ``get_action(obs)`` on a fresh copy of the environment ``env_ref``
     (see :func:`spinup_tf2.envs.ref_of`; rendered in a :class:`RenderingEnv`), written to
-    ``path``; returns ``(ep_ret, ep_len)``."""
+    ``path``; returns ``(ep_ret, ep_len)``. A policy with memory (``get_action.reset``)
+    starts the episode from a zero state."""
     env = RenderingEnv(env_ref)
     try:
         with VideoRecorder(path, env.metadata.get("render_fps") or 30) as recorder:
             o, _ = env.reset()
+            getattr(get_action, "reset", lambda: None)()
             recorder.add(env.render())
             ep_ret, ep_len, done = 0.0, 0, False
             while not (done or ep_len == max_ep_len):

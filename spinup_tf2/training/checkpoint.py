@@ -76,10 +76,12 @@ class TrainingCheckpoint:
     """
 
     def __init__(self, output_dir: str | None, models: tuple, optimizers: tuple, tuner,
-                 normalizer, replay_buffer, rng: np.random.Generator, env, test_env):
+                 normalizer, replay_buffer, rng: np.random.Generator, env, test_env,
+                 agent=None):
         """``models``: the actor-critic and its targets; ``optimizers``: theirs;
         ``tuner`` (the entropy tuner) and ``normalizer`` (the observation
-        normalizer) may be None."""
+        normalizer) may be None; ``agent``, for a recurrent actor-critic, holds the
+        episode in progress's memory."""
         self.output_dir = output_dir
         self.variables = [v for m in models for v in m.trainable_variables]
         self.variables += [v for opt in optimizers for v in opt.variables]
@@ -87,6 +89,7 @@ class TrainingCheckpoint:
                                                                 if normalizer else [])
         self.replay_buffer, self.rng = replay_buffer, rng
         self.env, self.test_env, self.normalizer = env, test_env, normalizer
+        self.agent = agent
 
     @staticmethod
     def check_resume(config: dict, output_dir: str | None) -> int:
@@ -158,6 +161,8 @@ class TrainingCheckpoint:
                      normalizer=self.normalizer.state() if self.normalizer else None)
         arrays = {f"var{i}": v.numpy() for i, v in enumerate(self.variables)}
         arrays.update(self.replay_buffer.state_arrays())
+        if self.agent is not None:
+            arrays.update(self.agent.state_arrays())
         state = _arrays_out(state, arrays, "")
         with rundir.atomic_dir(osp.join(self.output_dir, rundir.TRAIN_STATE)) as tmp:
             np.savez(osp.join(tmp, "arrays.npz"), **arrays)
@@ -176,6 +181,8 @@ class TrainingCheckpoint:
             for i, v in enumerate(self.variables):
                 v.assign(arrays[f"var{i}"])
             self.replay_buffer.load_state_arrays(arrays)
+            if self.agent is not None:
+                self.agent.load_state_arrays(arrays)
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
             raise _damaged(folder, err, nothing_written=False) from None
         try:

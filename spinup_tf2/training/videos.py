@@ -28,9 +28,10 @@ class EpochVideos:
         self.video_freq, self.env_ref, self.max_ep_len = video_freq, env_ref, max_ep_len
 
     def after_epoch(self, output_dir: str | None, epoch: int, last: bool,
-                    act: Callable, env=None) -> None:
-        """Record ``act`` (observation -> action) into ``output_dir`` if ``epoch`` is due
-        (or ``last``); nothing without an output directory (MPI processes but the first).
+                    agent: Callable, env=None) -> None:
+        """Record the deterministic actions of ``agent`` (``agent(o, True)``; a recurrent
+        one is reset at the episode's start) into ``output_dir`` if ``epoch`` is due (or
+        ``last``); nothing without an output directory (MPI processes but the first).
         ``env``: the training env, whose normalizing statistics the copy takes."""
         if not self.video_freq or output_dir is None:
             return
@@ -40,6 +41,10 @@ class EpochVideos:
 
         path = rundir.video_path(output_dir, epoch)
         ref = envs.with_state(self.env_ref, envs.wrapper_state(env))
+        def act(o):
+            return agent(o, True)
+
+        act.reset = agent.reset
         ep_ret, ep_len = record_episode(ref, act, path, self.max_ep_len)
         print(f"Video of epoch {epoch}: {path} (return {ep_ret:.1f}, {ep_len} steps)",
               flush=True)

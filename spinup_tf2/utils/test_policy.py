@@ -30,7 +30,10 @@ def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int
     a table of their statistics. ``max_ep_len`` (0 or None: no cap besides the
     environment's own time limit) cuts episodes short. ``video`` (a path ending
     in .mp4 or .gif) records every episode into one file, from an env made with
-    ``render_mode='rgb_array'``, at the env's ``render_fps``."""
+    ``render_mode='rgb_array'``, at the env's ``render_fps``. A policy with memory
+    (a ``get_action.reset`` method, as a recurrent run's has) carries its state from
+    step to step and is reset at each episode's start."""
+    reset_memory = getattr(get_action, "reset", lambda: None)
     if env is None:
         raise SpinupError(
             "Environment not found! config.json names no registered environment (env_name) to "
@@ -48,6 +51,7 @@ def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int
     logger = EpochLogger(output_fname=None)
     with recorder:
         o, _ = env.reset()
+        reset_memory()
         ep_ret, ep_len, n = 0.0, 0, 0
         while n < num_episodes:
             if video is not None:
@@ -67,6 +71,7 @@ def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int
                 logger.store(EpRet=ep_ret, EpLen=ep_len)
                 print("Episode %d \t EpRet %.3f \t EpLen %d" % (n, ep_ret, ep_len))
                 o, _ = env.reset()
+                reset_memory()
                 ep_ret, ep_len = 0.0, 0
                 n += 1
     if video is not None:

@@ -216,19 +216,22 @@ def make_env(env_fn):
     return env
 
 
-def check_memory(replay_size: int, obs_dim: int, act_dim: int, n_procs: int = 1) -> None:
+def check_memory(replay_size: int, obs_dim: int, act_dim: int, n_procs: int = 1,
+                 state_size: int = 0) -> None:
     """Refuse a replay buffer larger than this machine's memory (numpy would reserve it
-    lazily, and the run would be killed once it filled up)."""
+    lazily, and the run would be killed once it filled up). ``state_size``: the recurrent
+    memory stored with each transition (and its episode-start flag), if any."""
     import psutil
 
-    need = replay_size * (2 * obs_dim + act_dim + 2) * 4 * n_procs
+    per_step = 2 * obs_dim + act_dim + 2 + (state_size + 1 if state_size else 0)
+    need = replay_size * per_step * 4 * n_procs
     total = psutil.virtual_memory().total
     if need > total:
         raise SpinupError(
             f"sac() got replay_size={replay_size}: {n_procs} replay buffer(s) of that many "
             f"transitions of {obs_dim}-dim observations take {need / 2**30:.3g} GiB, more than "
             f"the {total / 2**30:.3g} GiB of memory here. Give replay_size at most "
-            f"{total // ((2 * obs_dim + act_dim + 2) * 4 * n_procs)}. Nothing was written.")
+            f"{total // (per_step * 4 * n_procs)}. Nothing was written.")
 
 
 def parse_alpha(alpha, target_entropy):

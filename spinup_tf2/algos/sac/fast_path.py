@@ -113,25 +113,30 @@ class EntropyTuner:
         return [-tf.reduce_mean(tf.stop_gradient(logp_pi) + self.target_entropy)]
 
 
-def make_update_block(update: Callable, jit_compile: bool = False) -> Callable:
+def make_update_block(update: Callable, jit_compile: bool = False,
+                      ragged: bool = False) -> Callable:
     """Compile ``update`` looped over a block::
 
         block(obs, act, rew, obs2, done, noise) == [update(obs[j], ..., noise[j]) for j]
 
+    (a recurrent update takes its windows' ``start, state, mask`` after ``noise``).
     Each argument is stacked with a leading dimension of n updates; the n
     updates run in order inside one call, so Python is off the hot path, and
-    the diagnostics come back stacked the same way (keys ``update.logged_keys``).
+    the diagnostics come back stacked the same way (keys ``update.logged_keys``), or
+    with ``ragged`` (updates whose diagnostics differ in length, as recurrent ones on
+    masked windows do) concatenated into one flat array per key.
     """
     keys = update.logged_keys
 
     @tf.function(jit_compile=jit_compile, reduce_retracing=True)
-    def update_block(o, a, r, o2, d, noise):
+    def update_block(o, a, r, o2, d, noise, *windows):
         n = tf.shape(o)[0]
-        out = {k: tf.TensorArray(tf.float32, size=n) for k in keys}
+        out = {k: tf.TensorArray(tf.float32, size=n, infer_shape=not ragged) for k in keys}
         for j in tf.range(n):
-            info = update(o[j], a[j], r[j], o2[j], d[j], noise[j])
-            out = {k: out[k].write(j, info[k]) for k in keys}
-        return {k: out[k].stack() for k in keys}
+            info = update(o[j], a[j], r[j], o2[j], d[j], noise[j], *(w[j] for w in windows))
+            out = {k: out[k].write(j, tf.reshape(info[k], [-1]) if ragged else info[k])
+                   for k in keys}
+        return {k: out[k].concat() if ragged else out[k].stack() for k in keys}
 
     return update_block
 
@@ -259,4 +264,10 @@ def make_get_action(ac, rng: np.random.Generator, n_noise: int, discrete: bool =
         return policy(o, noise)
 
     get_action.refresh = np_actor.refresh if np_actor is not None else (lambda: None)
+    # What a recurrent agent (recurrent.RecurrentAgent) does at these points, which a
+    # policy without memory has nothing to do for.
+    get_action.reset = lambda: None
+    get_action.explore = lambda o, a: a
+    get_action.memory = lambda: ()
+    get_action.fork = lambda: get_action
     return get_action

@@ -10,6 +10,7 @@ Adam and polyak steps, live in :mod:`spinup_tf2.algos.sac.fast_path`.
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from typing import Callable
@@ -17,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from spinup_tf2 import envs, rundir
-from spinup_tf2.algos.sac import core
+from spinup_tf2.algos.sac import core, recurrent
 from spinup_tf2.algos.sac.checks import (
     check_ac_kwargs,
     check_finite,
@@ -175,7 +176,7 @@ def continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
     batch = tf.shape(o)[0]
     # Independent products (pi at s and at s', q1 and q2) run side by side.
     pi, logp_pi = ac.pi(o, noise=noise[:batch])
-    pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:])
+    pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:2 * batch])
 
     q1 = ac.q1(o, a)
     q2 = ac.q2(o, a)
@@ -227,7 +228,9 @@ def discrete_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
 def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float,
                 alpha: float, polyak: float, tuner: EntropyTuner | None = None,
                 average_grads: Callable | None = None) -> Callable:
-    """Return ``update(obs, act, rew, obs2, done, noise)``: one SAC gradient step.
+    """Return ``update(obs, act, rew, obs2, done, noise)``: one SAC gradient step
+    (for a recurrent actor-critic, ``update(..., noise, start, state, mask)`` on windows:
+    see :mod:`spinup_tf2.algos.sac.recurrent`).
 
     ``noise`` (shape ``[2 * batch, act_dim]``) is the standard normal draw for
     the policy's actions at ``obs`` (first half) and ``obs2`` (second half);
@@ -244,12 +247,14 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
     q_vars = ac.q1.trainable_variables + ac.q2.trainable_variables
     update_targets = make_polyak_update(ac, ac_targ, polyak)
     compute_losses = discrete_losses if getattr(ac, "discrete", False) else continuous_losses
+    if getattr(ac, "recurrent", False):  # the same losses, on windows of memory features
+        compute_losses = functools.partial(recurrent.sequence_losses, compute_losses)
 
-    def update(o, a, r, o2, d, noise):
+    def update(o, a, r, o2, d, noise, *windows):
         alpha_t = tuner.alpha() if tuner is not None else alpha
         with tf.GradientTape(persistent=True) as tape:
             loss_pi, loss_q1, loss_q2, q1, q2, logp_pi = compute_losses(
-                ac, ac_targ, o, a, r, o2, d, noise, alpha_t, gamma)
+                ac, ac_targ, o, a, r, o2, d, noise, alpha_t, gamma, *windows)
             loss_q = loss_q1 + loss_q2
         grads = dict(pi=tape.gradient(loss_pi, pi_vars), q=tape.gradient(loss_q, q_vars))
         info = dict(LossPi=loss_pi, LossQ1=loss_q1, LossQ2=loss_q2, Q1Vals=q1, Q2Vals=q2,
@@ -439,7 +444,11 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     local_steps_per_epoch, local_start_steps, local_update_after = (
         n // n_procs for n in (steps_per_epoch, start_steps, update_after))
     local_test_episodes = -(-num_test_episodes // n_procs)
-    check_memory(replay_size, obs_dim, act_dim, n_procs)
+    memory = getattr(actor_critic, "recurrent", False)
+    if memory and num_envs > 1:
+        raise SpinupError(f"actor_critic {actor_critic.__name__} is recurrent, and recurrent "
+                          f"SAC steps one environment (got num_envs={num_envs}). Nothing was "
+                          f"written. Use num_envs=1, or several MPI processes (--cpu).")
     keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
@@ -450,7 +459,10 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
                                       ac_kwargs, normalizer)
-    replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
+    check_memory(replay_size, obs_dim, act_dim, n_procs, getattr(ac, "state_size", 0))
+    replay_buffer = (recurrent.SequenceReplayBuffer(obs_dim, act_dim, replay_size, ac.state_size,
+                                                    ac.window, ac.burn_in) if memory
+                     else ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size))
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
@@ -464,28 +476,38 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     pi_optimizer, q_optimizer = make_optimizers(ac, lr)
     tuner = make_tuner(tuner_args, env.action_space, lr)
     update_block = make_update_block(make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma,
-                                                 alpha, polyak, tuner, make_grad_averager()))
-    logger.setup_tf2_saver(core.ActorCriticExport(ac, obs_dim, n_noise))
-    get_action = make_get_action(ac, rng, n_noise, discrete)
+                                                 alpha, polyak, tuner, make_grad_averager()),
+                                     ragged=memory)
+    logger.setup_tf2_saver((recurrent.RecurrentExport if memory else core.ActorCriticExport)(
+        ac, obs_dim, n_noise))
+    # Acting: get_action(o); with memory, it also carries the episode's state.
+    get_action = (recurrent.RecurrentAgent(ac, rng, n_noise) if memory
+                  else make_get_action(ac, rng, n_noise, discrete))
 
     n_updates = update_every * updates_per_step  # per block
+    keys = BATCH_KEYS + (recurrent.SEQUENCE_KEYS if memory else ())
+    # With memory, a minibatch is batch_size transitions in whole windows (rounded up).
+    n_drawn = -(-batch_size // ac.sequence_length) if memory else batch_size
+    n_trained = n_drawn * (ac.sequence_length if memory else 1)  # the policy's noise per o
 
     def update(t):
         """update_every * updates_per_step SAC updates in one compiled call."""
         if normalizer is not None:
             normalizer.update()  # with the observations since the last block
-        batch = replay_buffer.sample_batch(batch_size, rng, n_batches=n_updates)
-        noise = rng.standard_normal((n_updates, 2 * batch_size, 0 if discrete else act_dim),
+        batch = replay_buffer.sample_batch(n_drawn, rng, n_batches=n_updates)
+        noise = rng.standard_normal((n_updates, 2 * n_trained, 0 if discrete else act_dim),
                                     dtype=np.float32)
         info = {k: np.asarray(v) for k, v in
-                update_block(*(batch[k] for k in BATCH_KEYS), noise).items()}
+                update_block(*(batch[k] for k in keys[:5]), noise,
+                             *(batch[k] for k in keys[5:])).items()}
         check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
         logger.store(**info)
         get_action.refresh()
 
     # Everything a training checkpoint holds; resuming puts it all back.
     checkpoint = TrainingCheckpoint(logger.output_dir, (ac, ac_targ), (pi_optimizer, q_optimizer),
-                                    tuner, normalizer, replay_buffer, rng, collector, test_env)
+                                    tuner, normalizer, replay_buffer, rng, collector, test_env,
+                                    get_action if memory else None)
     o, t_start, ep_ret, ep_len, elapsed = (checkpoint.restore() if resume
                                            else (collector.reset()[0], 0, 0.0, 0, 0.0))
     get_action.refresh()
@@ -507,7 +529,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                 envs.save_state(logger.output_dir, env.env)  # the statistics replays must see
                 saved_epoch = epoch
             # Test the performance of the deterministic version of the agent.
-            test_agent(test_env, get_action, local_test_episodes, max_ep_len, logger)
+            test_agent(test_env, get_action.fork(), local_test_episodes, max_ep_len, logger)
 
             # Log info about epoch
             progress.close()
@@ -516,8 +538,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             # The training checkpoint comes after the row: resuming never repeats or skips one.
             if saving:
                 checkpoint.save(steps, epoch, ep_ret, ep_len, time.time() - start_time)
-            videos.after_epoch(logger.output_dir, epoch, epoch == epochs,
-                               lambda o: get_action(o, True), env.env)
+            videos.after_epoch(logger.output_dir, epoch, epoch == epochs, get_action.fork(),
+                               env.env)
 
     # Main loop: collect experience in env and update/log each epoch
     for t in range(t_start, local_steps_per_epoch * epochs, num_envs):
@@ -528,7 +550,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                 logger.store(EpRet=ret, EpLen=length)
         else:
             # Uniformly random actions explore for the first start_steps steps; then the policy.
-            a = get_action(o) if t > local_start_steps else env.action_space.sample()
+            a = (get_action(o) if t > local_start_steps
+                 else get_action.explore(o, env.action_space.sample()))
 
             o2, r, terminated, truncated, _ = env.step(a)
             ep_ret += r
@@ -536,7 +559,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
             # Only a true termination is stored as done: a time limit (the env's or max_ep_len)
             # ends the episode but says nothing about the state, so the backup bootstraps.
-            replay_buffer.store(o, a, r, o2, float(terminated))
+            replay_buffer.store(o, a, r, o2, float(terminated), *get_action.memory())
             if normalizer is not None:
                 normalizer.observe(o2)
 
@@ -547,6 +570,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             if terminated or truncated or ep_len == max_ep_len:
                 logger.store(EpRet=ep_ret, EpLen=ep_len)
                 o, ep_ret, ep_len = env.reset()[0], 0.0, 0
+                get_action.reset()
 
         # Update handling
         if t >= local_update_after and t % update_every == 0:
@@ -579,6 +603,7 @@ def test_agent(test_env, get_action: Callable, n_episodes: int, max_ep_len: int,
     ``test_env``, storing their returns and lengths as TestEpRet and TestEpLen."""
     for _ in range(n_episodes):
         o, d, ep_ret, ep_len = test_env.reset()[0], False, 0.0, 0
+        get_action.reset()
         while not (d or (ep_len == max_ep_len)):
             o, r, terminated, truncated, _ = test_env.step(get_action(o, True))
             d = terminated or truncated
