@@ -239,32 +239,53 @@ POSITION_ONLY = {"Pendulum-P-v1": ("Pendulum-v1", (0, 1)),  # cos, sin of the an
                  "CartPole-P-v1": ("CartPole-v1", (0, 2))}  # cart position, pole angle
 
 
-def position_only(env_id: str, keep: tuple, **kwargs):
-    """``gym.make(env_id, **kwargs)`` observed through :class:`MaskVelocity` (the entry
-    point of the ``-P`` tasks)."""
-    return MaskVelocity(gym.make(env_id, **kwargs), keep)
+class PositionOnly(gym.Env):
+    """The environment ``env_id`` observed only at the entries ``keep`` of its 1-D Box
+    observation (the entry point of the ``-P`` tasks). With the velocities dropped, one
+    observation is not the state, and a policy needs memory (``--recurrent``) to act
+    well. The inner environment is held, not wrapped, so the task is recorded and
+    rebuilt by its own id (and runs under its registered time limit)."""
+
+    metadata = {"render_modes": ["human", "rgb_array"]}  # the classic-control ones
+
+    def __init__(self, env_id: str, keep: tuple, render_mode: str | None = None, **kwargs):
+        self.env = gym.make(env_id, render_mode=render_mode, **kwargs).unwrapped
+        self.keep = np.asarray(keep, dtype=np.int64)
+        space = self.env.observation_space
+        self.observation_space = gym.spaces.Box(space.low[self.keep], space.high[self.keep],
+                                                dtype=space.dtype)
+        self.action_space = self.env.action_space
+        self.metadata, self.render_mode = self.env.metadata, render_mode
+
+    @property
+    def np_random(self):
+        """The inner environment's generator (checkpoints save and restore it here)."""
+        return self.env.np_random
+
+    @np_random.setter
+    def np_random(self, value) -> None:
+        self.env.np_random = value
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        return obs[self.keep], info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs[self.keep], reward, terminated, truncated, info
+
+    def render(self):
+        return self.env.render()
+
+    def close(self) -> None:
+        self.env.close()
 
 
 def register_envs() -> None:
     """Register the partially observed tasks of :data:`POSITION_ONLY` with gymnasium (once;
-    ``import spinup_tf2`` does it), under their own time limits."""
+    ``import spinup_tf2`` does it), with the time limits of their fully observed tasks."""
     for env_id, (full_id, keep) in POSITION_ONLY.items():
         if env_id not in gym.registry:
-            gym.register(env_id, entry_point="spinup_tf2.envs:position_only",
-                         kwargs=dict(env_id=full_id, keep=keep), disable_env_checker=True)
-
-
-class MaskVelocity(gym.ObservationWrapper):
-    """Keeps only the observation entries ``keep`` of a 1-D Box observation: with the
-    velocities dropped, one observation is not the state, and a policy needs memory
-    (``--recurrent``) to act well."""
-
-    def __init__(self, env, keep: tuple):
-        super().__init__(env)
-        self.keep = np.asarray(keep, dtype=np.int64)
-        space = env.observation_space
-        self.observation_space = gym.spaces.Box(space.low[self.keep], space.high[self.keep],
-                                                dtype=space.dtype)
-
-    def observation(self, observation):
-        return observation[self.keep]
+            gym.register(env_id, entry_point="spinup_tf2.envs:PositionOnly",
+                         kwargs=dict(env_id=full_id, keep=keep),
+                         max_episode_steps=gym.spec(full_id).max_episode_steps)

@@ -16,7 +16,7 @@ under a temporary name and renamed when complete.
 
 A recurrent policy (``--recurrent``) is exported as one step of it: inputs ``obs``
 and ``state`` (float32 ``[batch, state_size]``, zeros at an episode's start), outputs
-``action`` and ``state`` (feed it back at the next step). It is checked over whole
+``action`` and ``next_state`` (feed it back as ``state`` at the next step). It is checked over whole
 episodes: the SavedModel plays 3 episodes of the run's environment (rebuilt from
 config.json; 3 sequences of 200 random observations if it cannot be), and the file,
 fed the same observations and its own returned state, must give the same action at
@@ -91,7 +91,7 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
         state_size = int(model.mu.concrete_functions[0].structured_input_signature[0][1]
                          .shape[1])
         sig.append(tf.TensorSpec([None, state_size], tf.float32, name="state"))
-        policy = tf.function(lambda obs, state: dict(zip(("action", "state"),
+        policy = tf.function(lambda obs, state: dict(zip(("action", "next_state"),
                                                          model.mu(obs, state))),
                              input_signature=sig)
     else:
@@ -131,7 +131,7 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
             rundir.release(fpath)
     return dict(path=out, format=fmt, bytes=len(data), obs_dim=obs_dim, discrete=discrete,
                 act_shape=list(expected.shape[1:]), dtype=str(expected.dtype), checked=checked,
-                state_size=state_size if memory else None,
+                state_size=state_size if memory else None, n_checked=len(expected),
                 normalize_obs=_normalizes(fpath), runtime=runtime, max_abs_diff=diff,
                 saved_model=folder)
 
@@ -212,7 +212,7 @@ def _replay_episodes(fpath: str, model, run, obs_dim: int):
         saved = tf.zeros((1, _state_size(model)))
         for o in obs:
             out = run(obs=o[None], state=state)
-            state = out["state"]
+            state = out["next_state"]
             a, saved = model.mu(tf.constant(o[None]), saved)
             got.append(out["action"][0])
             want.append(a.numpy()[0])
@@ -283,7 +283,8 @@ def describe(result: dict) -> str:
     kind = "ONNX (opset %d)" % ONNX_OPSET if result["format"] == "onnx" else "TF Lite"
     act = ("int64 [batch] (the index of the most likely action)" if result["discrete"]
            else f"{result['dtype']} [batch, {', '.join(map(str, result['act_shape']))}]")
-    check = (f"{CHECK_OBS - result['max_abs_diff']}/{CHECK_OBS} actions equal"
+    n = result.get("n_checked", CHECK_OBS)
+    check = (f"{n - result['max_abs_diff']}/{n} actions equal"
              if result["discrete"] else f"max |difference| {result['max_abs_diff']:.2g}")
     return "\n".join([
         f"Wrote the deterministic policy of {result['saved_model']} to {result['path']}: "
@@ -291,10 +292,10 @@ def describe(result: dict) -> str:
         f"  input  'obs':    float32 [batch, {result['obs_dim']}], raw observations"
         + (" (the run's observation normalizer is inside)" if result["normalize_obs"] else ""),
         *([f"  input  'state':  float32 [batch, {result['state_size']}], the memory: zeros at "
-           f"an episode's start, then the 'state' output of the step before"]
+           f"an episode's start, then the 'next_state' of the step before"]
           if result.get("state_size") else []),
         f"  output 'action': {act}",
-        *([f"  output 'state':  float32 [batch, {result['state_size']}], the memory after "
+        *([f"  output 'next_state': float32 [batch, {result['state_size']}], the memory after "
            f"this observation"] if result.get("state_size") else []),
         f"Checked with {result['runtime']} against the SavedModel's mu on {result['checked']}"
         f"{', carrying the state' if result.get('state_size') else ''}: {check}.",

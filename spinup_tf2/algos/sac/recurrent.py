@@ -385,7 +385,7 @@ class RecurrentExport(tf.Module):
     (float32, ``[batch, obs_dim]``) into ``state`` (float32, ``[batch, state_size]``; zeros
     at an episode's start); ``q1(x, state, a)`` and ``q2(x, state, a)`` the Q values there.
     ``initial_state(x)`` gives the zero state for a batch like ``x``. Serving signatures:
-    ``serving_default`` and ``mu`` give ``{'action', 'state'}``, ``pi`` likewise.
+    ``serving_default`` and ``mu`` give ``{'action', 'next_state'}``, ``pi`` likewise.
     """
 
     def __init__(self, ac: RecurrentActorCritic, obs_dim: int, act_dim: int):
@@ -409,7 +409,7 @@ class RecurrentExport(tf.Module):
                               input_signature=[x, s, a])
         self.initial_state = tf.function(
             lambda x: tf.zeros([tf.shape(x)[0], ac.state_size]), input_signature=[x])
-        self.serve = tf.function(lambda x, state: dict(zip(("action", "state"),
+        self.serve = tf.function(lambda x, state: dict(zip(("action", "next_state"),
                                                            self.mu(x, state))),
                                  input_signature=[x, s])
 
@@ -417,6 +417,6 @@ class RecurrentExport(tf.Module):
         """The functions ``tf.saved_model.save`` exports as named signatures."""
         x, s = self.serve.input_signature
         return {"serving_default": self.serve, "mu": self.serve,
-                "pi": tf.function(lambda x, state: dict(zip(("action", "state"),
+                "pi": tf.function(lambda x, state: dict(zip(("action", "next_state"),
                                                             self.pi(x, state))),
                                   input_signature=[x, s])}
