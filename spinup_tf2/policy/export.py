@@ -270,8 +270,13 @@ def _tflite_runner(path: str):
         Interpreter = import_tensorflow().lite.Interpreter
         runtime = "TF Lite interpreter (TensorFlow)"
     with quiet_stderr():
-        interpreter = Interpreter(model_path=path)
-        return runtime, interpreter.get_signature_runner()
+        signature = Interpreter(model_path=path).get_signature_runner()
+
+    def run(**inputs):
+        with quiet_stderr():  # LiteRT announces its XNNPACK delegate at the first call
+            return signature(**inputs)
+
+    return runtime, run
 
 
 def _normalizes(fpath: str) -> bool:
