@@ -83,7 +83,7 @@ def test_buffer_windows_masks_and_stored_memory():
         buf.store([i], [0.0], float(i), [i + 1], 0.0, [i, -i], float(i % 5 == 0))
     assert (buf.ptr, buf.size) == (3, 10)
     rng = np.random.default_rng(0)
-    batch = buf.sample_batch(64, rng, n_batches=3)
+    batch = buf.sample_batch(128, rng, n_batches=3)  # 128 steps with a loss: 64 windows
     assert batch["obs"].shape == (3, 64, 4, 1) and batch["state"].shape == (3, 64, 2)
     first = batch["obs"][..., 0, 0]
     # Windows start at steps 3..10 (at least burn_in + 1 steps of data after them) and

@@ -35,7 +35,7 @@ import numpy as np
 
 from spinup_tf2 import rundir
 from spinup_tf2.errors import SpinupError, cli_main, is_installed
-from spinup_tf2.policy.load import is_recurrent, load_saved_model
+from spinup_tf2.policy.load import is_recurrent, load_saved_model, obs_dim_of
 from spinup_tf2.tf_setup import import_tensorflow, quiet_stderr
 
 FORMATS = {"onnx": ".onnx", "tflite": ".tflite"}
@@ -84,7 +84,7 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
 
     tf = import_tensorflow()
     model = load_saved_model(folder, trust_saved_model)
-    obs_dim = int(model.mu.concrete_functions[0].structured_input_signature[0][0].shape[1])
+    obs_dim = obs_dim_of(model)
     sig = [tf.TensorSpec([None, obs_dim], tf.float32, name="obs")]
     memory = is_recurrent(model)
     if memory:
@@ -108,8 +108,7 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
                 f.write(data)
             runtime, run = (_onnx_runner if fmt == "onnx" else _tflite_runner)(tmp)
             if memory:
-                episodes, actions, expected = _replay_episodes(fpath, model, run, obs_dim)
-                checked = f"{len(episodes)} {episodes.kind} ({sum(map(len, episodes))} steps)"
+                checked, actions, expected = _check_over_episodes(fpath, model, run)
             else:
                 obs = np.random.default_rng(0).normal(0.0, 3.0, size=(CHECK_OBS, obs_dim))
                 obs = obs.astype(np.float32)
@@ -200,64 +199,52 @@ def _onnx_runner(path: str):
     return f"onnxruntime {ort.__version__}", run
 
 
-def _replay_episodes(fpath: str, model, run, obs_dim: int):
-    """The SavedModel's ``mu`` over whole episodes, carrying its memory, and the
-    exported file (``run``) over the same observations, carrying its own: returns the
-    observation sequences (``.kind``: what they are) and both actions at every step."""
+def _check_over_episodes(fpath: str, model, run, n: int = 3, length: int = 200) -> tuple:
+    """A recurrent policy's SavedModel (``mu``) and its exported file (``run``) side by
+    side over ``n`` whole episodes of the run's environment (rebuilt from config.json;
+    ``n`` sequences of ``length`` random observations if it cannot be), each carrying its
+    own state. Returns what was checked and the two actions at every step."""
     tf = import_tensorflow()
-    sequences = _episode_observations(fpath, model)
+    env, max_len = _rebuilt_env(fpath)
+    rng = np.random.default_rng(0)
+    obs_dim = obs_dim_of(model)
+    size = int(model.mu.concrete_functions[0].structured_input_signature[0][1].shape[1])
     got, want = [], []
-    for obs in sequences:
-        state = np.zeros((1, _state_size(model)), np.float32)
-        saved = tf.zeros((1, _state_size(model)))
-        for o in obs:
-            out = run(obs=o[None], state=state)
+    for episode in range(n):
+        o = env.reset(seed=episode)[0] if env else rng.normal(size=obs_dim)
+        saved, state = tf.zeros((1, size)), np.zeros((1, size), np.float32)
+        for _ in range(max_len if env else length):
+            o = np.asarray(o, np.float32)[None]
+            a, saved = model.mu(tf.constant(o), saved)
+            out = run(obs=o, state=state)
             state = out["next_state"]
-            a, saved = model.mu(tf.constant(o[None]), saved)
             got.append(out["action"][0])
             want.append(a.numpy()[0])
-    return sequences, np.array(got), np.array(want)
+            if env is None:
+                o = rng.normal(size=obs_dim)
+                continue
+            o, _, terminated, truncated, _ = env.step(want[-1])
+            if terminated or truncated:
+                break
+    if env is not None:
+        env.close()
+    kind = "episodes" if env is not None else "random observation sequences"
+    return f"{n} {kind} ({len(got)} steps)", np.array(got), np.array(want)
 
 
-class _Sequences(list):
-    kind = "episodes"
-
-
-def _state_size(model) -> int:
-    return int(model.mu.concrete_functions[0].structured_input_signature[0][1].shape[1])
-
-
-def _episode_observations(fpath: str, model, n: int = 3, length: int = 200) -> list:
-    """Observations of ``n`` episodes of the SavedModel's ``mu`` on the run's environment,
-    rebuilt from config.json; ``n`` random sequences of ``length`` if it cannot be."""
+def _rebuilt_env(fpath: str) -> tuple:
+    """``(env, max_ep_len)``: the run's environment rebuilt from config.json, or
+    ``(None, None)`` if it cannot be."""
     from spinup_tf2 import envs
 
-    tf = import_tensorflow()
     config = rundir.read_config(fpath) or {}
     ref = envs.ref_of(config)
-    sequences = _Sequences()
     try:
         envs.check_trusted(ref, f"{fpath}'s config.json")
-        env = envs.make(envs.with_state(ref, envs.read_state(fpath)))
+        return (envs.make(envs.with_state(ref, envs.read_state(fpath))),
+                int(config.get("max_ep_len") or 1000))
     except Exception:  # not rebuildable, or anything its constructor raises
-        rng = np.random.default_rng(0)
-        obs_dim = int(model.mu.concrete_functions[0].structured_input_signature[0][0].shape[1])
-        sequences.kind = "random observation sequences"
-        sequences += [rng.normal(0.0, 1.0, (length, obs_dim)).astype(np.float32)
-                      for _ in range(n)]
-        return sequences
-    max_len = int(config.get("max_ep_len") or 1000)
-    for episode in range(n):
-        o, _ = env.reset(seed=episode)
-        state, obs, done = tf.zeros((1, _state_size(model))), [], False
-        while not done and len(obs) < max_len:
-            obs.append(np.asarray(o, np.float32))
-            a, state = model.mu(tf.constant(obs[-1][None]), state)
-            o, _, terminated, truncated, _ = env.step(a.numpy()[0])
-            done = terminated or truncated
-        sequences.append(np.array(obs))
-    env.close()
-    return sequences
+        return None, None
 
 
 def _tflite_runner(path: str):

@@ -101,6 +101,11 @@ def check_sac_args(args: dict):
     need(_is_int(num_envs) and num_envs >= 1,
          f"sac() got num_envs={num_envs!r}; give a whole number >= 1 of environment copies "
          f"to step at once.")
+    need(num_envs == 1 or not (args.get("recurrent")
+                               or getattr(args.get("actor_critic"), "recurrent", False)),
+         f"sac() got num_envs={num_envs} with a recurrent actor-critic (--recurrent), which "
+         f"steps one environment. Nothing was written. Use num_envs=1, or several MPI "
+         f"processes (--cpu).")
     need(vector_mode in VECTOR_MODES,
          f"sac() got vector_mode={vector_mode!r}; give 'sync' (the copies step in this "
          f"process) or 'async' (each in its own process).")

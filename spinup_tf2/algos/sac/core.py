@@ -311,6 +311,14 @@ class DiscreteMLPActorCritic(ActorCritic):
                                        name="q2")
 
 
+def saved_variables(ac) -> list:
+    """The tf.Variables under the Keras ones of pi, q1 and q2 (Keras 3 wraps them; a
+    SavedModel tracks the underlying ones), non-trainable ones (observation statistics)
+    included, each once."""
+    weights = {id(v): v for m in (ac.pi, ac.q1, ac.q2) for v in m.weights}
+    return tf_variables(weights.values())
+
+
 class ActorCriticExport(tf.Module):
     """What ``tf2_save/`` holds: the actor-critic's variables and its functions,
     which need nothing from spinup_tf2 to run.
@@ -328,10 +336,7 @@ class ActorCriticExport(tf.Module):
         (``ac.discrete``) the number of actions; then actions are int64
         indices and ``a`` is a batch of them."""
         super().__init__(name="actor_critic")
-        # Keras 3 wraps tf.Variables; track the underlying ones so they are saved,
-        # non-trainable ones (observation statistics) included, each once.
-        weights = {id(v): v for m in (ac.pi, ac.q1, ac.q2) for v in m.weights}
-        self.variables_to_save = tf_variables(weights.values())
+        self.variables_to_save = saved_variables(ac)
         x = tf.TensorSpec([None, obs_dim], tf.float32, name="x")
         a = (tf.TensorSpec([None], tf.int64, name="a") if getattr(ac, "discrete", False)
              else tf.TensorSpec([None, act_dim], tf.float32, name="a"))

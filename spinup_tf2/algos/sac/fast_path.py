@@ -229,15 +229,25 @@ class NumpyCategoricalActor(NumpyActor):
         return np.argmax(logits + noise, axis=-1)
 
 
+def action_noise(rng: np.random.Generator, n_noise: int, discrete: bool,
+                 deterministic: bool = False) -> np.ndarray:
+    """The noise of one action: standard normal (continuous actions, one per dimension),
+    Gumbel (discrete, one per action), or zeros for the deterministic action."""
+    if deterministic:
+        return np.zeros(n_noise, dtype=np.float32)
+    if discrete:
+        return rng.gumbel(size=n_noise).astype(np.float32)
+    return rng.standard_normal(n_noise, dtype=np.float32)
+
+
 def make_get_action(ac, rng: np.random.Generator, n_noise: int, discrete: bool = False
                     ) -> Callable:
     """``get_action(o, deterministic=False)`` for one observation, as numpy.
 
     Uses a numpy copy of the policy (:class:`NumpyActor`) when the actor
     allows it, else a ``tf.function`` with a fixed input signature, so acting
-    never retraces. The noise is standard normal (continuous actions, one per
-    dimension) or Gumbel (discrete, one per action); zero noise is the
-    deterministic action. Call ``get_action.refresh()`` after the weights change.
+    never retraces. The noise is :func:`action_noise`. Call ``get_action.refresh()``
+    after the weights change.
     """
     np_actor = NumpyActor.maybe(ac.pi)
     if np_actor is None:
@@ -252,16 +262,8 @@ def make_get_action(ac, rng: np.random.Generator, n_noise: int, discrete: bool =
         def policy(o, noise):
             return np_actor(o, noise)
 
-    zeros = np.zeros(n_noise, dtype=np.float32)
-
     def get_action(o, deterministic=False):
-        if deterministic:
-            noise = zeros
-        elif discrete:
-            noise = rng.gumbel(size=n_noise).astype(np.float32)
-        else:
-            noise = rng.standard_normal(n_noise, dtype=np.float32)
-        return policy(o, noise)
+        return policy(o, action_noise(rng, n_noise, discrete, deterministic))
 
     get_action.refresh = np_actor.refresh if np_actor is not None else (lambda: None)
     # What a recurrent agent (recurrent.RecurrentAgent) does at these points, which a

@@ -26,8 +26,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from spinup_tf2.algos.sac import core
+from spinup_tf2.algos.sac.fast_path import action_noise
 from spinup_tf2.errors import SpinupError
-from spinup_tf2.tf_setup import import_tensorflow, tf_variables
+from spinup_tf2.tf_setup import import_tensorflow
 
 tf = import_tensorflow()
 import keras  # noqa: E402
@@ -165,42 +166,38 @@ def unroll(nets: Sequence[RecurrentNet], o, o2, start, state, burn_in: int, wind
     there, ``o2[:, k]``, for the steps after the burn-in, flattened to
     (batch * sequence_length, len(nets) * memory_size), the nets side by side.
 
-    The nets' weights are stacked so that one step of all of them is a handful of ops:
-    the input projections of the whole window are one matmul, the recurrent ones one
-    batched matmul per step.
+    The input projections of all the nets over the whole window are one matmul; then
+    each net's recurrent step is its own matmul (here faster than one batched matmul of
+    the stacked kernels).
     """
     cells = [net.cell for net in nets]
-    j, m = len(nets), nets[0].hi - nets[0].lo
+    m = nets[0].hi - nets[0].lo
     w = tf.concat([tf.convert_to_tensor(c.kernel) for c in cells], axis=1)  # (obs, j*3m)
     b = tf.concat([c.bias[0] for c in cells], axis=0)
-    u = tf.stack([tf.convert_to_tensor(c.recurrent_kernel) for c in cells])  # (j, m, 3m)
-    b_rec = tf.stack([c.bias[1] for c in cells])  # (j, 3m)
 
-    def project(obs):  # (n, t, obs_dim) -> (t, j, n, 3m): a step's slice is net-major
-        n = tf.shape(obs)[0]
+    def project(obs):  # (n, t, obs_dim) -> for each net (n, t, 3m)
         x = nets[0].prepare_obs(tf.reshape(obs, [-1, tf.shape(obs)[-1]])) @ w + b
-        return tf.transpose(tf.reshape(x, [n, -1, j, 3 * m]), [1, 2, 0, 3])
+        return tf.split(tf.reshape(x, [tf.shape(obs)[0], -1, len(nets) * 3 * m]), len(nets), -1)
 
-    def step(x, h):  # x: (j, n, 3m), h: (j, n, m)
-        return gru_gates(x, tf.matmul(h, u) + b_rec[:, None], h)
+    def step(x, h, cell):
+        return gru_gates(x, tf.matmul(h, cell.recurrent_kernel) + cell.bias[1], h)
 
-    x = project(o)
-    h = tf.stack([state[:, net.lo:net.hi] for net in nets])
-    after = []
+    # Each step's slice, cut once: a slice per step would cost a window-sized gradient each.
+    xs = [tf.unstack(x, num=window, axis=1) for x in project(o)]
+    hs = [state[:, net.lo:net.hi] for net in nets]
+    after = [[] for _ in nets]
     for k in range(window):
         if k == burn_in:
-            h = tf.stop_gradient(h)
-        h = step(x[k], h * (1.0 - start[None, :, k, None]))
+            hs = [tf.stop_gradient(h) for h in hs]
+        kept = 1.0 - start[:, k:k + 1]
+        hs = [step(x[k], h * kept, cell) for x, h, cell in zip(xs, hs, cells)]
         if k >= burn_in:
-            after.append(h)
-    y = tf.stack(after, axis=2)  # (j, n, sequence_length, m)
-    x2 = tf.transpose(project(o2[:, burn_in:]), [1, 2, 0, 3])  # (j, n, sequence_length, 3m)
-    y2 = step(tf.reshape(x2, [j, -1, 3 * m]), tf.reshape(y, [j, -1, m]))
-
-    def side_by_side(v):  # (j, n * sequence_length, m) -> (n * sequence_length, j * m)
-        return tf.reshape(tf.transpose(tf.reshape(v, [j, -1, m]), [1, 0, 2]), [-1, j * m])
-
-    return side_by_side(y), side_by_side(y2)
+            for states, h in zip(after, hs):
+                states.append(h)
+    ys = [tf.reshape(tf.stack(states, axis=1), [-1, m]) for states in after]
+    y2s = [step(tf.reshape(x, [-1, 3 * m]), y, cell)
+           for x, y, cell in zip(project(o2[:, burn_in:]), ys, cells)]
+    return tf.concat(ys, axis=-1), tf.concat(y2s, axis=-1)
 
 
 def sequence_losses(losses: Callable, ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma,
@@ -233,6 +230,7 @@ class SequenceReplayBuffer:
 
     def __init__(self, obs_dim: int, act_dim: int, size: int, state_size: int, window: int,
                  burn_in: int):
+        """``window``: steps per window, the first ``burn_in`` of them without a loss."""
         if size <= window:
             raise SpinupError(f"replay_size={size} must be larger than a recurrent training "
                               f"window (burn_in + sequence_length = {window} steps).")
@@ -245,6 +243,12 @@ class SequenceReplayBuffer:
         self.state_buf = np.zeros((size, state_size), dtype=np.float32)
         self.ptr, self.size, self.max_size = 0, 0, size
         self.window, self.burn_in = int(window), int(burn_in)
+
+    @classmethod
+    def for_actor_critic(cls, ac: RecurrentActorCritic, obs_dim: int, act_dim: int,
+                         size: int) -> "SequenceReplayBuffer":
+        """The buffer whose windows and stored memory fit ``ac``."""
+        return cls(obs_dim, act_dim, size, ac.state_size, ac.window, ac.burn_in)
 
     NAMES = ("obs", "obs2", "act", "rew", "done", "state", "start")
 
@@ -273,15 +277,17 @@ class SequenceReplayBuffer:
 
     def sample_batch(self, batch_size: int = 32, rng: np.random.Generator | None = None,
                      n_batches: int | None = None) -> dict:
-        """``batch_size`` windows (or ``n_batches`` stacks of them, leading dimension
-        ``n_batches``), drawn uniformly with replacement in one gather.
+        """Windows holding ``batch_size`` steps with a loss (``batch_size /
+        sequence_length`` windows, rounded up; or ``n_batches`` stacks of them, leading
+        dimension ``n_batches``), drawn uniformly with replacement in one gather.
 
         Returns a dict with keys ``obs, act, rew, obs2, done`` (each with a window
         dimension after the batch one), ``start`` (1 where a step began an episode),
         ``state`` (the stored memory at each window's first step) and ``mask``.
         """
         rng = np.random.default_rng() if rng is None else rng
-        shape = (batch_size,) if n_batches is None else (n_batches, batch_size)
+        windows = -(-batch_size // (self.window - self.burn_in))
+        shape = (windows,) if n_batches is None else (n_batches, windows)
         oldest = self.ptr if self.size == self.max_size else 0
         # Starts with at least burn_in + 1 steps of data after them, oldest first.
         first = (oldest + rng.integers(0, max(1, self.size - self.burn_in), size=shape)
@@ -300,8 +306,8 @@ class SequenceReplayBuffer:
 class RecurrentAgent:
     """Acting with memory: ``agent(o, deterministic=False)`` reads one observation into
     the memory and returns an action; :meth:`reset` at each episode start. It keeps what
-    the replay buffer stores with each transition (:meth:`memory`). The noise comes from
-    ``rng`` as for the MLP agent (standard normal, or Gumbel for discrete actions)."""
+    the replay buffer stores with each transition (:meth:`memory`). The noise is
+    :func:`spinup_tf2.algos.sac.fast_path.action_noise`, as for the MLP agent."""
 
     def __init__(self, ac, rng: np.random.Generator, n_noise: int, step_fns=None):
         self.ac, self.rng, self.n_noise = ac, rng, n_noise
@@ -320,12 +326,7 @@ class RecurrentAgent:
         self.before, self.was_first = self.h, True
 
     def __call__(self, o, deterministic: bool = False) -> np.ndarray:
-        if deterministic:
-            noise = np.zeros(self.n_noise, dtype=np.float32)
-        elif self.ac.discrete:
-            noise = self.rng.gumbel(size=self.n_noise).astype(np.float32)
-        else:
-            noise = self.rng.standard_normal(self.n_noise, dtype=np.float32)
+        noise = action_noise(self.rng, self.n_noise, self.ac.discrete, deterministic)
         a, h = self._step(np.asarray(o, np.float32)[None], self.h, noise[None])
         self._advance(h.numpy())
         return a.numpy()[0]
@@ -390,8 +391,7 @@ class RecurrentExport(tf.Module):
 
     def __init__(self, ac: RecurrentActorCritic, obs_dim: int, act_dim: int):
         super().__init__(name="recurrent_actor_critic")
-        weights = {id(v): v for m in (ac.pi, ac.q1, ac.q2) for v in m.weights}
-        self.variables_to_save = tf_variables(weights.values())
+        self.variables_to_save = core.saved_variables(ac)
         x = tf.TensorSpec([None, obs_dim], tf.float32, name="x")
         s = tf.TensorSpec([None, ac.state_size], tf.float32, name="state")
         a = (tf.TensorSpec([None], tf.int64, name="a") if ac.discrete

@@ -352,7 +352,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             progress.txt gets the columns ``Alpha`` and ``LossAlpha`` after
             ``Time``.
 
-        batch_size (int): Transitions per minibatch.
+        batch_size (int): Transitions per minibatch (with a recurrent
+            actor-critic, the steps with a loss, in whole windows).
 
         start_steps (int): For this many first steps, actions are drawn
             uniformly from the action space instead of from the policy, to
@@ -444,11 +445,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     local_steps_per_epoch, local_start_steps, local_update_after = (
         n // n_procs for n in (steps_per_epoch, start_steps, update_after))
     local_test_episodes = -(-num_test_episodes // n_procs)
-    memory = getattr(actor_critic, "recurrent", False)
-    if memory and num_envs > 1:
-        raise SpinupError(f"actor_critic {actor_critic.__name__} is recurrent, and recurrent "
-                          f"SAC steps one environment (got num_envs={num_envs}). Nothing was "
-                          f"written. Use num_envs=1, or several MPI processes (--cpu).")
+    memory = getattr(actor_critic, "recurrent", False)  # a recurrent actor-critic
     keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
@@ -460,9 +457,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
                                       ac_kwargs, normalizer)
     check_memory(replay_size, obs_dim, act_dim, n_procs, getattr(ac, "state_size", 0))
-    replay_buffer = (recurrent.SequenceReplayBuffer(obs_dim, act_dim, replay_size, ac.state_size,
-                                                    ac.window, ac.burn_in) if memory
-                     else ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size))
+    replay_buffer, get_action, saved_model = buffer_agent_and_export(
+        ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete)
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
@@ -478,28 +474,21 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     update_block = make_update_block(make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma,
                                                  alpha, polyak, tuner, make_grad_averager()),
                                      ragged=memory)
-    logger.setup_tf2_saver((recurrent.RecurrentExport if memory else core.ActorCriticExport)(
-        ac, obs_dim, n_noise))
-    # Acting: get_action(o); with memory, it also carries the episode's state.
-    get_action = (recurrent.RecurrentAgent(ac, rng, n_noise) if memory
-                  else make_get_action(ac, rng, n_noise, discrete))
+    logger.setup_tf2_saver(saved_model)
 
     n_updates = update_every * updates_per_step  # per block
-    keys = BATCH_KEYS + (recurrent.SEQUENCE_KEYS if memory else ())
-    # With memory, a minibatch is batch_size transitions in whole windows (rounded up).
-    n_drawn = -(-batch_size // ac.sequence_length) if memory else batch_size
-    n_trained = n_drawn * (ac.sequence_length if memory else 1)  # the policy's noise per o
 
     def update(t):
         """update_every * updates_per_step SAC updates in one compiled call."""
         if normalizer is not None:
             normalizer.update()  # with the observations since the last block
-        batch = replay_buffer.sample_batch(n_drawn, rng, n_batches=n_updates)
-        noise = rng.standard_normal((n_updates, 2 * n_trained, 0 if discrete else act_dim),
-                                    dtype=np.float32)
+        batch = replay_buffer.sample_batch(batch_size, rng, n_batches=n_updates)
+        # The policy's noise at o and o2 of every transition drawn (windows: every step).
+        noise = rng.standard_normal((n_updates, 2 * batch["rew"][0].size,
+                                     0 if discrete else act_dim), dtype=np.float32)
+        windows = (batch[k] for k in recurrent.SEQUENCE_KEYS if k in batch)
         info = {k: np.asarray(v) for k, v in
-                update_block(*(batch[k] for k in keys[:5]), noise,
-                             *(batch[k] for k in keys[5:])).items()}
+                update_block(*(batch[k] for k in BATCH_KEYS), noise, *windows).items()}
         check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
         logger.store(**info)
         get_action.refresh()
@@ -583,6 +572,22 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     collector.close()
     rundir.release(logger.output_dir)  # another writer may come now
     return ac
+
+
+def buffer_agent_and_export(ac, obs_dim: int, act_dim: int, replay_size: int,
+                            rng: np.random.Generator, n_noise: int, discrete: bool) -> tuple:
+    """``(replay_buffer, get_action, saved_model)`` for ``ac``: the replay buffer, the
+    acting function ``get_action(o, deterministic=False)`` and the module ``tf2_save/``
+    holds; for a recurrent actor-critic, the window buffer, an agent that carries the
+    episode's memory, and the export that takes it (:mod:`recurrent`)."""
+    if getattr(ac, "recurrent", False):
+        return (recurrent.SequenceReplayBuffer.for_actor_critic(ac, obs_dim, act_dim,
+                                                                replay_size),
+                recurrent.RecurrentAgent(ac, rng, n_noise),
+                recurrent.RecurrentExport(ac, obs_dim, n_noise))
+    return (ReplayBuffer(obs_dim, act_dim, replay_size),
+            make_get_action(ac, rng, n_noise, discrete),
+            core.ActorCriticExport(ac, obs_dim, n_noise))
 
 
 def record_env(config: dict, env) -> str | None:
