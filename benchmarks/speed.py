@@ -1,6 +1,7 @@
 """Time spinup_tf2's SAC the way benchmarks/peers/peer_speed.py times its peers.
 
     python benchmarks/speed.py --env HalfCheetah-v5 --total 8000 --measure_from 2000 [--json]
+    python benchmarks/speed.py --env Pendulum-P-v1 --recurrent      # recurrent SAC's defaults
 
 Runs the real ``sac()`` training loop with Spinning Up's settings (256x256 ReLU,
 batch 100, lr 1e-3, alpha 0.2, polyak 0.995, 50 updates after every 50 steps),
@@ -43,6 +44,8 @@ def main():
     p.add_argument("--env", default="HalfCheetah-v5")
     p.add_argument("--total", type=int, default=8000)
     p.add_argument("--measure_from", type=int, default=2000)
+    p.add_argument("--recurrent", action="store_true",
+                   help="RecurrentActorCritic with its defaults (batch_size counts transitions)")
     p.add_argument("--json", action="store_true", help="print one JSON line only")
     a = p.parse_args()
 
@@ -75,8 +78,12 @@ def main():
     stdout = sys.stdout
     if a.json:
         sys.stdout = open(os.devnull, "w")
+    ac = {}
+    if a.recurrent:
+        from spinup_tf2.algos.sac.recurrent import RecurrentActorCritic
+        ac = dict(actor_critic=RecurrentActorCritic)
     try:
-        spinup_tf2.sac(env_fn, seed=0, steps_per_epoch=a.total, epochs=1, start_steps=START,
+        spinup_tf2.sac(env_fn, **ac, seed=0, steps_per_epoch=a.total, epochs=1, start_steps=START,
                        update_after=START, update_every=UPDATE_EVERY, batch_size=100, lr=1e-3,
                        alpha=0.2, num_test_episodes=0, logger_kwargs=dict(output_dir=out))
     finally:
@@ -84,7 +91,8 @@ def main():
     clock = envs[0]
     loop = float(np.median(gaps[False]))
     block = float(np.mean(gaps[True])) - loop
-    res = dict(impl="spinup_tf2", env=a.env, tensorflow=spinup_tf2.tf_version(),
+    res = dict(impl="spinup_tf2", env=a.env, recurrent=a.recurrent,
+               tensorflow=spinup_tf2.tf_version(),
                updates_per_s=UPDATE_EVERY / block,
                env_steps_per_s=(a.total - a.measure_from) / (clock.t1 - clock.t0),
                loop_us_per_step=1e6 * loop, update_ms_per_block=1e3 * block)

@@ -2,6 +2,7 @@
 same runs as the local backend, a variant killed mid-run, runs copied back from
 a worker directory, Ctrl-C on the driver."""
 
+import json
 import os
 import signal
 import socket
@@ -10,7 +11,7 @@ import sys
 import time
 
 import pytest
-from helpers import assert_clean_error, cli, like_a_terminal, rows
+from helpers import CLI_TINY, assert_clean_error, cli, like_a_terminal, rows
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
@@ -78,6 +79,25 @@ def test_ray_sweep_gives_the_runs_of_the_local_backend(cluster, tmp_path):
     for run in RUNS:
         header, ray_rows = rows(on_ray / run)
         assert len(ray_rows) == 2 and (header, ray_rows) == rows(local / run)
+
+
+def test_a_recurrent_sweep_on_ray_gives_the_runs_of_the_local_backend(cluster, tmp_path):
+    """--recurrent True False on Ray: the switch reaches the workers (the recurrent
+    variant's config names RecurrentActorCritic) and each run equals its local twin."""
+    grid = ["--env", "Pendulum-P-v1", "--exp_name", "rr", "--recurrent", "True", "False",
+            "--hid", "[16]", "--max_ep_len", "100", *CLI_TINY]
+    on_ray, local = tmp_path / "ray", tmp_path / "local"
+    res = cli("sac", *grid, "--data_dir", str(on_ray), "--backend", "ray", "--ray_address",
+              cluster, env=LOOPBACK, timeout=600)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "2 runs, 2 finished." in res.stdout
+    res = cli("sac", *grid, "--data_dir", str(local), "--parallel", "2", timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    for run in ["rr/rr_s0", "rr_rec/rr_rec_s0"]:
+        header, ray_rows = rows(on_ray / run)
+        assert len(ray_rows) == 2 and (header, ray_rows) == rows(local / run)
+    config = json.load(open(on_ray / "rr_rec" / "rr_rec_s0" / "config.json"))
+    assert config["actor_critic"] == "RecurrentActorCritic"
 
 
 def test_a_killed_variant_is_reported_and_the_rest_finish_and_come_back(cluster, tmp_path):

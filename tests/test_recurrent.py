@@ -214,6 +214,12 @@ def test_bad_recurrent_settings_are_refused(tmp_path):
     bad = cli("sac", "--env", "Pendulum-P-v1", "--recurrent", "yes", *CLI_TINY,
               "--data_dir", str(tmp_path))
     assert bad.returncode != 0 and "--recurrent is an on/off switch" in bad.stderr + bad.stdout
+    # An MLP variant of a grid would only fail once launched: the grid is refused whole.
+    grid = cli("sac", "--env", "Pendulum-P-v1", "--recurrent", "True", "False",
+               "--ac_kwargs:burn_in", "4", *CLI_TINY, "--data_dir", str(tmp_path))
+    assert grid.returncode != 0
+    assert "--ac_kwargs:burn_in sets a recurrent" in grid.stderr + grid.stdout
+    assert not list(tmp_path.iterdir())
     with pytest.raises(SpinupError, match="sequence_length=0"):
         actor_critics(sequence_length=0)
     with pytest.raises(SpinupError, match="num_envs=2"):

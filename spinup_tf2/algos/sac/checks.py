@@ -106,6 +106,17 @@ def check_sac_args(args: dict):
          f"sac() got num_envs={num_envs} with a recurrent actor-critic (--recurrent), which "
          f"steps one environment. Nothing was written. Use num_envs=1, or several MPI "
          f"processes (--cpu).")
+    # The launcher's variants say --recurrent (sac() from Python checks ac_kwargs against
+    # the actor-critic itself): an MLP variant of a --recurrent True False grid would fail
+    # only once launched, so it is refused with the grid.
+    memory = sorted(set(args.get("ac_kwargs") or {}) & {"memory_size", "sequence_length",
+                                                         "burn_in"})
+    need(args.get("recurrent", True) or not memory,
+         f"--ac_kwargs:{memory[0] if memory else ''} sets a recurrent actor-critic's memory, "
+         f"but a variant of this command is not recurrent (--recurrent False, or no "
+         f"--recurrent), and MLPActorCritic does not take it. Nothing was launched. Add "
+         f"--recurrent; to compare with the MLP, launch the MLP runs in a command of their "
+         f"own, with another --exp_name.")
     need(vector_mode in VECTOR_MODES,
          f"sac() got vector_mode={vector_mode!r}; give 'sync' (the copies step in this "
          f"process) or 'async' (each in its own process).")
