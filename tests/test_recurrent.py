@@ -195,6 +195,28 @@ def test_test_policy_and_export_carry_the_memory(run_dirs, capsys):
         assert "output 'next_state'" in text and "carrying the state" in text
 
 
+def test_videos_of_a_recurrent_policy(run_dirs, tmp_path):
+    """test_policy --video plays the policy with its memory; videos during training play a
+    fork of the agent, so the run's numbers (and the training episode's memory) are those
+    of the same run without videos."""
+    import imageio.v3 as iio
+
+    straight, _ = run_dirs
+    video = tmp_path / "p.mp4"
+    res = cli("test_policy", straight, "--video", str(video), "-n", "1", "-l", "30", "-d",
+              env={"DISPLAY": "", "WAYLAND_DISPLAY": ""})
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert iio.imread(video).shape == (31, 500, 500, 3)
+
+    kwargs = dict(REC_TINY, actor_critic=R.RecurrentActorCritic, epochs=1, max_ep_len=150)
+    with_video, without = str(tmp_path / "with"), str(tmp_path / "without")
+    sac(lambda: gym.make("Pendulum-P-v1"), video_freq=1,
+        logger_kwargs=dict(output_dir=with_video), **kwargs)
+    sac(lambda: gym.make("Pendulum-P-v1"), logger_kwargs=dict(output_dir=without), **kwargs)
+    assert iio.imread(os.path.join(with_video, "videos", "epoch_1.mp4")).shape[0] == 151
+    assert rows(with_video) == rows(without)
+
+
 def test_cli_recurrent_discrete_on_position_only_cartpole(tmp_path):
     out = cli("sac", "--env", "CartPole-P-v1", "--recurrent", "--exp_name", "rec",
               "--ac_kwargs:memory_size", "8", "--ac_kwargs:sequence_length", "4",

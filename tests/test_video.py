@@ -2,6 +2,8 @@
 for a classic-control and a MuJoCo task, decoded back and counted."""
 
 import os
+import subprocess
+import sys
 
 import gymnasium as gym
 import imageio.v3 as iio
@@ -102,6 +104,24 @@ def test_videos_during_training_change_no_number(tmp_path):
         assert frames_of(os.path.join(with_video, "videos", name)).shape == (61, 500, 500, 3)
     assert rows(with_video) == rows(without)
     assert not os.path.exists(os.path.join(without, "videos"))
+
+
+def test_a_script_without_a_main_guard_gets_told_why_its_video_failed(tmp_path):
+    """The rendering process is spawned, so it runs an unguarded script's top level again
+    (here: a second sac() into the same, locked, directory) and stops at once."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import gymnasium as gym\nfrom spinup_tf2 import sac\n"
+        "sac(lambda: gym.make('Pendulum-v1'), epochs=1, steps_per_epoch=300, start_steps=100,"
+        " update_after=100, num_test_episodes=1, max_ep_len=50, video_freq=1,"
+        " ac_kwargs=dict(hidden_sizes=(16,)), logger_kwargs=dict(output_dir='run'))\n")
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300, env=dict(os.environ, **NO_DISPLAY))
+    assert res.returncode == 1
+    assert ("rendering process stopped before it began (exit code 1). It is started with "
+            "'spawn'") in res.stderr
+    assert "under if __name__ == '__main__':" in res.stderr
+    assert len(rows(tmp_path / "run")[1]) == 1  # the epoch's row is kept
 
 
 def test_video_freq_flag_and_bad_values(tmp_path):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import os.path as osp
+import sys
 
 from spinup_tf2 import envs, rundir
 from spinup_tf2.errors import SpinupError
@@ -164,13 +165,17 @@ class RenderingEnv:
             self.action_space = info
 
     def _call(self, *msg):
-        self._conn.send(msg)
         try:
+            self._conn.send(msg)
             ok, value = self._conn.recv()
-        except EOFError:
+        except (EOFError, ConnectionResetError, BrokenPipeError):
             self._proc.join(timeout=5)
+            code, hint = self._proc.exitcode, _spawn_hint()
+            if code == 1 and hint:  # the worker reports its own errors: this one came before
+                raise SpinupError(f"{self.env_name}'s rendering process stopped before it "
+                                  f"began (exit code 1).{hint}") from None
             raise SpinupError(self._failure(f"its rendering process died (exit code "
-                                            f"{self._proc.exitcode})")) from None
+                                            f"{code})")) from None
         if not ok:
             raise SpinupError(self._failure(value))
         return value
@@ -201,6 +206,20 @@ class RenderingEnv:
             self._conn.send(("close",))
             self._proc.join(timeout=10)
         self._conn.close()
+
+
+PACKAGE_DIR = osp.dirname(osp.dirname(osp.abspath(__file__)))
+
+
+def _spawn_hint() -> str:
+    """Why a rendering process started from a user's script may die at once."""
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    if not main or osp.dirname(osp.abspath(main)).startswith(PACKAGE_DIR):
+        return ""
+    return (f" It is started with 'spawn' (TensorFlow must not be in it), which runs "
+            f"{osp.basename(main)}'s top level again first; put the sac() call (or whatever "
+            f"records the video) under if __name__ == '__main__':. The run's files so far "
+            f"are kept.")
 
 
 def render_following(env):
