@@ -14,23 +14,19 @@ The ratio is recurrent / MLP, so below 1 means the recurrent run is slower.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import os.path as osp
 import statistics
-import subprocess
 import sys
 
-HERE = osp.dirname(osp.abspath(__file__))
+from race import FIGURES, HERE, time_one  # benchmarks/race.py: the same timing, the same figures
 
 
 def speed(env: str, total: int, measure_from: int, recurrent: bool) -> dict:
     """One benchmarks/speed.py run in its own process; its JSON result."""
     cmd = [sys.executable, osp.join(HERE, "speed.py"), "--env", env, "--total", str(total),
            "--measure_from", str(measure_from), "--json"] + (["--recurrent"] if recurrent else [])
-    env_vars = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env_vars).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return time_one(cmd, dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
 
 
 def main() -> int:
@@ -41,7 +37,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args()
 
-    keys = ("updates_per_s", "env_steps_per_s")
+    keys = FIGURES
     runs: dict[str, list[dict]] = {"mlp": [], "recurrent": []}
     print(f"{a.env}: steps {a.measure_from} -> {a.total} measured, {a.rounds} rounds")
     print(f"{'round':>5} {'':10} {'updates/s':>10} {'env steps/s':>12}")

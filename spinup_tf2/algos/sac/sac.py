@@ -440,11 +440,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     unrecorded = record_env(config, env)
     videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded)
 
-    # Data-parallel over MPI: each process takes its share of these counts.
-    n_procs = num_procs()
-    local_steps_per_epoch, local_start_steps, local_update_after = (
-        n // n_procs for n in (steps_per_epoch, start_steps, update_after))
-    local_test_episodes = -(-num_test_episodes // n_procs)
+    n_procs = num_procs()  # data-parallel over MPI: each process takes its share of these
+    local_steps_per_epoch, local_start_steps, local_update_after, local_test_episodes = (
+        process_shares(n_procs, steps_per_epoch, start_steps, update_after, num_test_episodes))
     memory = getattr(actor_critic, "recurrent", False)  # a recurrent actor-critic
     keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
@@ -482,13 +480,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         """update_every * updates_per_step SAC updates in one compiled call."""
         if normalizer is not None:
             normalizer.update()  # with the observations since the last block
-        batch = replay_buffer.sample_batch(batch_size, rng, n_batches=n_updates)
-        # The policy's noise at o and o2 of every transition drawn (windows: every step).
-        noise = rng.standard_normal((n_updates, 2 * batch["rew"][0].size,
-                                     0 if discrete else act_dim), dtype=np.float32)
-        windows = (batch[k] for k in recurrent.SEQUENCE_KEYS if k in batch)
-        info = {k: np.asarray(v) for k, v in
-                update_block(*(batch[k] for k in BATCH_KEYS), noise, *windows).items()}
+        inputs = update_inputs(replay_buffer, batch_size, rng, n_updates,
+                               0 if discrete else act_dim)
+        info = {k: np.asarray(v) for k, v in update_block(*inputs).items()}
         check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
         logger.store(**info)
         get_action.refresh()
@@ -588,6 +582,26 @@ def buffer_agent_and_export(ac, obs_dim: int, act_dim: int, replay_size: int,
     return (ReplayBuffer(obs_dim, act_dim, replay_size),
             make_get_action(ac, rng, n_noise, discrete),
             core.ActorCriticExport(ac, obs_dim, n_noise))
+
+
+def process_shares(n_procs: int, steps_per_epoch: int, start_steps: int, update_after: int,
+                   num_test_episodes: int) -> tuple:
+    """Each MPI process's share of the counts ``sac()`` takes over all processes (test
+    episodes rounded up, so every process tests at least one)."""
+    return (steps_per_epoch // n_procs, start_steps // n_procs, update_after // n_procs,
+            -(-num_test_episodes // n_procs))
+
+
+def update_inputs(replay_buffer, batch_size: int, rng: np.random.Generator, n_updates: int,
+                  noise_dim: int) -> list:
+    """The arrays one update block takes: ``n_updates`` minibatches (``BATCH_KEYS``), the
+    policy's noise at o and o2 of every transition drawn (of every step, for windows), and
+    a window buffer's ``recurrent.SEQUENCE_KEYS``."""
+    batch = replay_buffer.sample_batch(batch_size, rng, n_batches=n_updates)
+    noise = rng.standard_normal((n_updates, 2 * batch["rew"][0].size, noise_dim),
+                                dtype=np.float32)
+    return ([batch[k] for k in BATCH_KEYS] + [noise]
+            + [batch[k] for k in recurrent.SEQUENCE_KEYS if k in batch])
 
 
 def record_env(config: dict, env) -> str | None:
