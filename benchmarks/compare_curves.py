@@ -69,7 +69,9 @@ def main() -> int:
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    ref = pd.read_csv(osp.join(REPO, "spinup_tf2", "data", "spinningup_sac_curves.csv"))
+    from spinup_tf2.utils.plot import REFERENCE_CSV
+
+    ref = pd.read_csv(REFERENCE_CSV)
     # A finished copy of the runs may be given (e.g. `git archive HEAD data/benchmarks`
     # unpacked elsewhere), so that runs still in progress here are left out.
     import argparse

@@ -4,7 +4,7 @@ the velocity removed), and MLP SAC on the full task (Pendulum-v1), 5 seeds x 50k
     python benchmarks/memory.py run      # the 15 runs (about 2 h on 2 cores), then the table
     python benchmarks/memory.py          # the table and figure from the bundled runs
 
-``run`` launches the two commands README gives (``--parallel 2``), into data/benchmarks/:
+``run`` launches two commands (``--parallel 2``), into data/benchmarks/:
 sac-pendulum-p-v1 (MLP, masked), sac-pendulum-p-v1_rec (recurrent, masked) and
 sac-pendulum-v1 (MLP, full). Each run has 25 epochs of 2,000 steps, random actions for the
 first 2,000 and updates from step 1,000, Spinning Up's other defaults, and the recurrent

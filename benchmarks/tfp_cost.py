@@ -13,7 +13,7 @@ far the two log-probabilities are apart (they are the same function, computed
 in a different order, so they agree to float32 rounding, not bit for bit).
 
 Needs ``pip install tensorflow-probability tf-keras`` (not dependencies of
-spinup_tf2; see README, "Why no TensorFlow Probability").
+spinup_tf2; see docs/design.md, "Why no TensorFlow Probability").
 """
 
 from __future__ import annotations

@@ -52,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="the step of Spinning Up's curve whose score is the target")
     a = p.parse_args(argv)
 
-    ref = pd.read_csv(osp.join(REPO, "spinup_tf2", "data", "spinningup_sac_curves.csv"))
+    from spinup_tf2.utils.plot import REFERENCE_CSV
+
+    ref = pd.read_csv(REFERENCE_CSV)
     pyt = ref[(ref.env == ENVS[a.env]) & (ref.version == "pyt") & (ref.timesteps == a.at)]
     score = float(pyt.mean_smoothed.iloc[0])
     steps, seeds = steps_to_score(a.env, a.data_dir, score)

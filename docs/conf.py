@@ -28,3 +28,35 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 html_theme = "alabaster"
 html_title = "spinup_tf2"
+
+
+def _mathjax_dir() -> str:
+    """MathJax 3's browser build from the django-static-mathjax wheel (the docs extra), so
+    the site renders its equations without reaching a CDN."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("mathjax")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("MathJax is missing: pip install -e \".[docs]\" (it brings "
+                           "django-static-mathjax, MathJax's files as a wheel).")
+    return os.path.join(list(spec.submodule_search_locations)[0], "static", "mathjax", "es5")
+
+
+# tex-mml-chtml.js holds the TeX input and the HTML output; the fonts it loads sit beside it.
+mathjax_path = "mathjax/tex-mml-chtml.js"
+
+
+def _copy_mathjax(app, exception) -> None:
+    import shutil
+
+    if exception is not None or app.builder.format != "html":
+        return
+    src, dst = _mathjax_dir(), os.path.join(app.outdir, "_static", "mathjax")
+    os.makedirs(dst, exist_ok=True)
+    shutil.copy2(os.path.join(src, "tex-mml-chtml.js"), dst)
+    shutil.copytree(os.path.join(src, "output", "chtml", "fonts", "woff-v2"),
+                    os.path.join(dst, "output", "chtml", "fonts", "woff-v2"), dirs_exist_ok=True)
+
+
+def setup(app):
+    app.connect("build-finished", _copy_mathjax)

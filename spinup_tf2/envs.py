@@ -100,7 +100,7 @@ def check_trusted(ref, where: str) -> None:
         raise SpinupError(
             f"{where} names {bad}; making it could import and run code named by the run "
             f"directory. Make the environment yourself and call run_policy(env, get_action) "
-            f"(see the README), or, if you trust this run directory, add --trust_vars_pkl "
+            f"(docs/user/shipping.md), or, if you trust this run directory, add --trust_vars_pkl "
             f"(trust_pickle=True).")
 
 

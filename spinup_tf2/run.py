@@ -176,7 +176,7 @@ def print_help() -> None:
 
         \tpython -m spinup_tf2.run [algo] --help
 
-        See the README for the full flag grammar (grids, shorthands,
+        See docs/user/running.md for the full flag grammar (grids, shorthands,
         nested keys).
 
         Also: Some common but long flags can be substituted for shorter

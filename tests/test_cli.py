@@ -81,9 +81,9 @@ def test_experiment_grid_script_example(tmp_path):
     """Spinning Up's bench script from its running docs, adapted to SAC."""
     script = tmp_path / "bench_sac_pendulum.py"
     script.write_text(
-        "import tensorflow as tf\n"
+        "from spinup_tf2 import sac\n"  # first, as the docs say: TensorFlow comes in quietly
         "from spinup_tf2.utils.run_utils import ExperimentGrid\n"
-        "from spinup_tf2 import sac\n"
+        "import tensorflow as tf\n"
         "if __name__ == '__main__':\n"
         "    eg = ExperimentGrid(name='sac-tf2-bench')\n"
         "    eg.add('env_name', 'Pendulum-v1', '', True)\n"
@@ -96,9 +96,13 @@ def test_experiment_grid_script_example(tmp_path):
         "    eg.add('ac_kwargs:hidden_sizes', [(8,)], 'hid')\n"
         "    eg.add('ac_kwargs:activation', [tf.nn.tanh, tf.nn.relu], '')\n"
         f"    eg.run(sac, num_cpu=1, data_dir={str(tmp_path / 'data')!r})\n")
+    # As a user runs it: no TF_CPP_MIN_LOG_LEVEL. Each run unpickles tf.nn.tanh, which once
+    # imported TensorFlow loudly (CUDA and absl notes) before import_tensorflow could.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TF_")}
     res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"), timeout=600)
+                         env=dict(env, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"), timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
+    assert not re.search(r"absl|cuda|oneDNN", res.stderr + res.stdout, re.I), res.stderr
     names = sorted(os.listdir(tmp_path / "data"))
     # one value of hidden_sizes: not in the names; the shorthand '' names by value alone
     assert names == ["sac-tf2-bench_pendulum-v1_" + v for v in ("relu", "tanh")]

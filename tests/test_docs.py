@@ -3,15 +3,21 @@ the real code and every argument of sac(), and every link between its pages reso
 
 import html
 import inspect
+import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import matplotlib
 import pytest
 
 from spinup_tf2 import sac
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -58,3 +64,64 @@ def test_every_link_between_pages_resolves(site):
                 assert f'id="{anchor}"' in path.read_text(), f"{page.name}: {href}"
             checked += 1
     assert checked > 50
+
+
+CHECK = """<script>
+window.addEventListener('load', function () {
+  function report() {
+    var out = {
+      math: document.querySelectorAll('.math').length,
+      mjx: document.querySelectorAll('mjx-container').length,
+      mjx_errors: document.querySelectorAll('mjx-merror').length,
+      code: document.querySelectorAll('div.highlight pre').length,
+      imgs: Array.from(document.images).map(function (i) {
+        return [i.getAttribute('src'), i.naturalWidth, i.naturalHeight]; })
+    };
+    var pre = document.createElement('pre');
+    pre.id = 'browser-check';
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    MathJax.startup.promise.then(report);
+  } else { report(); }
+});
+</script>"""
+
+
+def chromium(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Debian's Chromium, headless (installed by .ci/run where missing)."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert exe, "Chromium is missing: apt-get install -y chromium (.ci/run installs it)"
+    return subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu",
+                           "--hide-scrollbars", f"--user-data-dir={cwd / 'profile'}",
+                           "--virtual-time-budget=20000", *args],
+                          capture_output=True, text=True, timeout=180, cwd=cwd)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["index.html", "algorithms/sac.html", "benchmarks.html"])
+def test_pages_render_in_a_real_browser(site, page, tmp_path):
+    """Chromium loads the page from disk: MathJax (the local copy) typesets every formula
+    without an error, every image loads with a real size, the code blocks are there, and a
+    screenshot is not blank."""
+    path = site / page
+    probe = path.with_name("_probe_" + path.name)
+    probe.write_text(path.read_text().replace("</body>", CHECK + "</body>"))
+    res = chromium("--dump-dom", probe.as_uri(), cwd=tmp_path)
+    found = re.search(r'<pre id="browser-check">(.*?)</pre>', res.stdout, re.S)
+    assert found, res.stderr[-2000:]
+    seen = json.loads(html.unescape(found[1]))
+    assert seen["mjx_errors"] == 0, seen
+    assert seen["mjx"] >= seen["math"], seen  # every formula typeset
+    for src, width, height in seen["imgs"]:
+        assert width > 0 and height > 0, f"{page}: {src} did not load"
+    if page == "algorithms/sac.html":
+        assert seen["math"] >= 8 and seen["code"] >= 4, seen
+    if page == "benchmarks.html":
+        assert len(seen["imgs"]) >= 7 and seen["code"] >= 4, seen
+    shot = tmp_path / "shot.png"
+    chromium(f"--screenshot={shot}", "--window-size=1280,1400", path.as_uri(), cwd=tmp_path)
+    pixels = plt.imread(shot)[..., :3]
+    ink = (pixels.min(axis=2) < 0.6).mean()  # share of pixels clearly darker than paper
+    assert 0.01 < ink < 0.6, f"{page}: the screenshot looks blank or black ({ink:.3f} ink)"

@@ -11,7 +11,7 @@ import pytest
 PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "spinup_tf2")
 
 # Layers, bottom first: a module may import its own layer or lower ones, never higher ones.
-# (README's "Layout" section describes the same folders.)
+# (docs/design.md, "Layout", describes the same folders.)
 LAYERS = [
     ["errors", "tf_setup", "lifetime", "user_config", "utils.serialization_utils",
      "utils.aggregate", "utils.errors", "utils.tf_setup"],
@@ -29,7 +29,8 @@ def layer_of(module: str) -> int:
         for name in names:
             if module == name or (name.endswith(".*") and (module + ".").startswith(name[:-1])):
                 return i
-    raise AssertionError(f"spinup_tf2.{module} is in no layer: add it to LAYERS (and README)")
+    raise AssertionError(f"spinup_tf2.{module} is in no layer: add it to LAYERS "
+                         f"(and docs/design.md)")
 
 
 def modules() -> dict:

@@ -18,7 +18,7 @@ def test_readme_snippet_imports_print_no_tensorflow_noise(tmp_path):
     TF_CPP_MIN_LOG_LEVEL, then TensorFlow, if they imported it, runs an op: stderr stays
     empty."""
     blocks = snippets()
-    assert len(blocks) >= 4
+    assert len(blocks) >= 1  # the site's examples run whole in test_docs_examples.py
     env = {k: v for k, v in os.environ.items() if not k.startswith("TF_")}
     for block in blocks:
         imports = block.split("\n\n")[0]

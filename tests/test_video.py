@@ -182,6 +182,40 @@ def test_mujoco_camera_follows_the_body():
     assert moved > 0.05  # and the torso went somewhere
 
 
+def test_a_mujoco_video_shows_the_ground_far_from_the_start():
+    """gymnasium's floors are 40 m; a good HalfCheetah runs 100+ m in an episode. With the
+    torso put 300 m out, the lower half of the frame is lit floor tiles with the floor
+    extended, and the dark void without; the physics is the same either way (the same
+    observations for the same actions). In a fresh process without TensorFlow."""
+    code = """if True:
+        import gymnasium as gym, numpy as np
+        from spinup_tf2.policy.video import extend_floor, render_following, use_headless_gl
+        use_headless_gl()
+        out = []
+        for extend in (False, True):
+            env = gym.make("HalfCheetah-v5", render_mode="rgb_array")
+            env.reset(seed=0)
+            if extend:
+                extend_floor(env)
+            rng = np.random.default_rng(0)
+            obs = [env.step(rng.uniform(-1, 1, 6))[0] for _ in range(100)]
+            u = env.unwrapped
+            qpos = u.data.qpos.copy()
+            qpos[0] = 300.0
+            u.set_state(qpos, u.data.qvel)
+            frame = render_following(env)
+            ground = frame[frame.shape[0] * 3 // 4:].astype(float) / 255
+            out.append((np.array(obs), (ground.min(axis=2) > 0.6).mean()))
+        print(np.abs(out[0][0] - out[1][0]).max(), out[0][1], out[1][1])
+    """
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, **NO_DISPLAY), timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    diff, lit_without, lit_with = map(float, res.stdout.split()[-3:])
+    assert diff == 0.0
+    assert lit_without < 0.01 and lit_with > 0.2, (lit_without, lit_with)
+
+
 def test_a_window_that_cannot_open_is_a_message_not_a_crash(runs, monkeypatch):
     """Human rendering runs in its own process: a DISPLAY that answers no one made MuJoCo's
     window code abort the process holding TensorFlow (exit 134); now one paragraph."""

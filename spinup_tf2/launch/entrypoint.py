@@ -14,7 +14,15 @@ if __name__ == "__main__":
     die_with_parent()  # a killed launcher takes its experiment with it
     interrupt_once()
     with open(sys.argv[1], "rb") as f:
-        thunk = cloudpickle.loads(zlib.decompress(f.read()))
+        data = zlib.decompress(f.read())
+    if b"tensorflow" in data or b"keras" in data:
+        # Unpickling a grid value such as tf.nn.tanh would import TensorFlow itself: with
+        # its start-up notes on stderr, and without the thread settings import_tensorflow
+        # makes (which do nothing once TensorFlow is in). So import it that way first.
+        from spinup_tf2.tf_setup import import_tensorflow
+
+        import_tensorflow()
+    thunk = cloudpickle.loads(data)
     # The launcher says where the data is after Ctrl-C; sac()'s stop on NaN says what is intact.
     try:
         code = cli_main(thunk)

@@ -238,6 +238,29 @@ def render_following(env):
     return env.render()
 
 
+def extend_floor(env, half_size: float = 2000.0) -> None:
+    """Draw a MuJoCo env's ground planes ``half_size`` metres out each way, with the same
+    tiles. gymnasium's floors are 40 m: a good HalfCheetah leaves its floor a tenth of the
+    way into a 1,000-step episode, and the following camera then films a void. A plane is
+    infinite for collisions whatever its size, so only the picture changes."""
+    import numpy as np
+
+    model = getattr(env.unwrapped, "model", None)
+    if model is None or not hasattr(model, "geom_type"):
+        return  # not a MuJoCo env
+    import mujoco
+
+    for g in np.nonzero(model.geom_type == mujoco.mjtGeom.mjGEOM_PLANE)[0]:
+        old = model.geom_size[g, :2].copy()
+        if (old <= 0).any():
+            continue  # already drawn as infinite
+        new = np.maximum(old, half_size)
+        mat = model.geom_matid[g]
+        if mat >= 0 and not model.mat_texuniform[mat]:  # the texture stretches with the plane
+            model.mat_texrepeat[mat] *= (new / old).astype(model.mat_texrepeat.dtype)
+        model.geom_size[g, :2] = new
+
+
 def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
     """The worker of :class:`RenderingEnv`: make the env, then answer calls until
     told to close or its parent goes (Ctrl-C is the parent's to handle)."""
@@ -254,6 +277,7 @@ def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
 
     try:
         env = envs.make(env_ref, render_mode)
+        extend_floor(env)
     except Exception as err:
         conn.send((False, f"{type(err).__name__}: {err}"))
         return

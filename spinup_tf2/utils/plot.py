@@ -11,6 +11,7 @@ says where.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import os.path as osp
 import sys
@@ -426,7 +427,9 @@ def main(argv=None) -> int:
                               "data/exp_name [more logdirs] [--value ...].")
         if args.table:
             _check_ci(args.ci, args.n_boot)
-            data = get_all_datasets(args.logdir, args.legend, args.select, args.exclude)
+            # The list of runs goes to stderr: stdout is the Markdown table alone, for a file.
+            with contextlib.redirect_stdout(sys.stderr):
+                data = get_all_datasets(args.logdir, args.legend, args.select, args.exclude)
             for value in args.value if isinstance(args.value, list) else [args.value]:
                 print(aggregate_table(data, args.table, args.xaxis, value,
                                       "Condition2" if args.count else "Condition1",

@@ -37,9 +37,10 @@ def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int
     if env is None:
         raise SpinupError(
             "Environment not found! config.json names no registered environment (env_name) to "
-            "rebuild. Make the environment yourself and call run_policy(env, get_action) (see "
-            "the README), or, if you trust this run directory, add --trust_vars_pkl to load "
-            "the environment pickled in vars.pkl (unpickling runs code from the file).")
+            "rebuild. Make the environment yourself and call run_policy(env, get_action) "
+            "(docs/user/shipping.md), or, if you trust this run directory, add "
+            "--trust_vars_pkl to load the environment pickled in vars.pkl (unpickling runs "
+            "code from the file).")
     if video is not None:
         if env.render_mode != "rgb_array":
             raise SpinupError(f"A video needs the environment made with "

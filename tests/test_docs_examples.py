@@ -1,0 +1,105 @@
+"""Every example on the documentation site runs, page by page, in the order given.
+
+An example is a fenced ``bash`` or ``python`` block of ``docs/**/*.md``. Each page runs in a
+fresh directory, as a reader who starts on that page would, with the bundled runs and
+``benchmarks/`` of a fresh clone beside it. Examples that train for minutes or hours are
+shrunk by the ``<!-- test: `A` => `B`; ... -->`` comment just before them: each ``A`` must
+occur in the block (so the substitution cannot go stale) and is replaced by ``B``. Blocks
+fenced ``sh`` are set-up lines (pip, apt, ray start on other machines, mpirun with a
+hostfile) and reproductions of hours, which CI's own set-up and the benchmarks cover; ``text``
+blocks are output.
+
+After the Benchmarks page has run its scripts on the bundled data, every table it includes
+must be the table the script wrote: a table that no longer matches its data fails here.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+PAGES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")
+               if "_build" not in p.parts)
+FENCE = re.compile(r"(?:<!-- test: (?P<subs>.*?) -->\n)?^```(?P<lang>[^\n]*)\n(?P<code>.*?)^```$",
+                   re.S | re.M)
+LANGS = {"bash", "python", "sh", "text"}
+# What a user must not see from the CLI or from Python: TensorFlow's, CUDA's, MuJoCo's and
+# SDL's start-up notes and deprecation warnings.
+NOISE = re.compile(r"oneDNN|cuda|TF-TRT|absl::|XDG_RUNTIME_DIR|settotalmass|DeprecationWarning|"
+                   r"This TensorFlow binary is optimized", re.I)
+
+
+def examples(page: str) -> list[tuple[str, str]]:
+    """``(lang, code)`` of each runnable block of ``page``, substitutions applied."""
+    text = (DOCS / page).read_text()
+    found = []
+    for m in FENCE.finditer(text):
+        lang = m["lang"].strip()
+        if lang.startswith("{"):
+            continue  # a MyST directive (toctree, include, eval-rst, contents)
+        assert lang in LANGS, f"{page}: a block fenced {lang!r}; use one of {sorted(LANGS)}"
+        code = m["code"]
+        for a, b in re.findall(r"`([^`]+)` => `([^`]+)`", m["subs"] or ""):
+            assert a in code, f"{page}: the substitution {a!r} is not in its block:\n{code}"
+            code = code.replace(a, b)
+        if lang in ("bash", "python"):
+            found.append((lang, code))
+    return found
+
+
+def test_every_page_is_collected_and_substitutions_parse():
+    assert {"user/introduction.md", "user/running.md", "benchmarks.md"} <= set(PAGES)
+    total = sum(len(examples(p)) for p in PAGES)
+    assert total >= 30, total
+
+
+def workdir_for(tmp_path: Path) -> Path:
+    """A reader's directory on a fresh clone: the bundled runs and benchmarks/ beside it."""
+    (tmp_path / "data").mkdir()
+    os.symlink(REPO / "data" / "benchmarks", tmp_path / "data" / "benchmarks")
+    shutil.copytree(REPO / "benchmarks", tmp_path / "benchmarks",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [p for p in PAGES if examples(p)])
+def test_the_examples_of_a_page_run_in_order(page, tmp_path):
+    work = workdir_for(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_", "MUJOCO_GL"))}
+    # Runs go to this directory's data/, not the clone's (where an editable install puts them).
+    env.update(SPINUP_TF2_WAIT_BEFORE_LAUNCH="0", MPLBACKEND="Agg",
+               SPINUP_TF2_DATA_DIR=str(work / "data"),
+               PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""))
+    for i, (lang, code) in enumerate(examples(page)):
+        if lang == "python":
+            script = work / f"example_{i}.py"
+            script.write_text(code)
+            cmd = [sys.executable, script.name]
+        else:
+            cmd = ["bash", "-e", "-o", "pipefail", "-c", code]
+        res = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
+                             timeout=900, stdin=subprocess.DEVNULL)
+        out = res.stdout + res.stderr
+        assert res.returncode == 0, f"{page}, example {i}:\n{code}\n{out[-4000:]}"
+        noise = [ln for ln in out.splitlines() if NOISE.search(ln)]
+        assert not noise, f"{page}, example {i} printed third-party noise:\n" + "\n".join(noise)
+    if page == "benchmarks.md":
+        for table in re.findall(r"```\{include\} \.\./benchmarks/(\S+\.md)",
+                                (DOCS / page).read_text()):
+            assert (work / "benchmarks" / table).read_text() == \
+                (REPO / "benchmarks" / table).read_text(), f"benchmarks/{table} is stale"
+
+
+def test_readme_tables_are_the_files_their_scripts_write():
+    """README's learning table is benchmarks/learning_table.md as compare_curves.py wrote it
+    (which the Benchmarks page's test remakes from the bundled runs)."""
+    readme = (REPO / "README.md").read_text()
+    table = readme.split("<!-- learning-table -->\n")[1].split("<!-- /learning-table -->")[0]
+    assert table == (REPO / "benchmarks" / "learning_table.md").read_text()
