@@ -27,6 +27,8 @@ autodoc_member_order = "bysource"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 html_theme = "alabaster"
+# Wide enough for the commands on one line (alabaster's default body is 940 px).
+html_theme_options = {"page_width": "1240px", "sidebar_width": "240px"}
 html_title = "spinup_tf2"
 
 
