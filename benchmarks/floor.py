@@ -1,6 +1,6 @@
 """Where one SAC update's time goes, and the lowest time TensorFlow's kernels allow.
 
-    python benchmarks/floor.py [--env HalfCheetah-v5] [--blocks 30]
+    python benchmarks/floor.py [--env HalfCheetah-v5] [--blocks 30] [--bfloat16]
 
 Times four things on this machine, each as microseconds per update (medians over
 ``--blocks`` compiled blocks of 50 updates, Spinning Up's networks and batch):
@@ -97,12 +97,14 @@ def real_block(env, hidden: int, batch: int, blocks: int) -> float:
     return per_update(run, blocks)
 
 
-def matmuls_only(shapes: list, blocks: int) -> float:
+def matmuls_only(shapes: list, blocks: int, dtype=None) -> float:
     """The products in ``shapes``, dealt alternately to two independent chains.
 
     Each product's input is scaled by a number carried through the loop, so
     TensorFlow cannot hoist it out of the loop or run a chain out of order; the
-    same loop without the products is timed too and subtracted.
+    same loop without the products is timed too and subtracted. With ``dtype``
+    (``tf.bfloat16``), each product casts its float32 input and weights to it and
+    its result back, as mixed precision with float32 master weights would.
     """
     rng = np.random.default_rng(0)
     chains = [[], []]
@@ -115,7 +117,10 @@ def matmuls_only(shapes: list, blocks: int) -> float:
         def chain_step(total, chain):
             for x, w in chain:
                 y = x * (1.0 + 1e-9 * total)
-                y = tf.matmul(y, w) if with_products else y
+                if with_products and dtype is not None:
+                    y = tf.cast(tf.matmul(tf.cast(y, dtype), tf.cast(w, dtype)), tf.float32)
+                elif with_products:
+                    y = tf.matmul(y, w)
                 total = total + y[0, 0]
             return total
 
@@ -152,6 +157,9 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--env", default="HalfCheetah-v5")
     p.add_argument("--blocks", type=int, default=30)
+    p.add_argument("--bfloat16", action="store_true",
+                   help="also time the products in bfloat16 (float32 weights cast at each "
+                        "product): what lower precision could gain on this CPU")
     a = p.parse_args()
     env = gym.make(a.env)
     od, ad = env.observation_space.shape[0], env.action_space.shape[0]
@@ -177,6 +185,15 @@ def main() -> int:
           f"({1e6 / t['block']:.0f} of {1e6 / ceiling:.0f} updates/s)")
     print(f"  matmuls + optimizer + fixed = {pieces:.1f} µs ({1e6 / pieces:.0f} updates/s); "
           f"the real block is {t['block'] / pieces:.2f}x that sum")
+    if a.bfloat16:
+        bf16 = matmuls_only(shapes, a.blocks, tf.bfloat16)
+        flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+        has = [f for f in ("avx512_bf16", "amx_bf16") if f in flags] or ["neither"]
+        best = t["block"] - t["matmuls"] + bf16
+        print(f"  bfloat16 products (casts included): {bf16:.1f} µs, {t['matmuls'] / bf16:.2f}x "
+              f"the float32 products' speed; CPU bfloat16 flags: {' '.join(has)}")
+        print(f"  a block whose products all ran so: at best {best:.1f} µs, "
+              f"{t['block'] / best:.2f}x the float32 block")
     return 0
 
 

@@ -1,6 +1,6 @@
 """Race spinup_tf2's SAC against its peers on this machine, side by side.
 
-    python benchmarks/race.py                              # HalfCheetah-v5, SB3 and SBX, 3 rounds
+    python benchmarks/race.py                              # HalfCheetah-v5, every peer, 3 rounds
     python benchmarks/race.py --env Hopper-v5 --peers sbx --rounds 5
 
 Each round times every peer once, each followed by spinup_tf2 (so a machine
@@ -15,10 +15,14 @@ The peers run in their own virtual environments, built from PyPI the first time
 
 - ``sb3``: Stable-Baselines3 (PyTorch, CPU build torch==2.13.0);
 - ``sbx``: SBX, Stable-Baselines3 rewritten in JAX (``sbx-rl==0.28.0``, CPU
-  jax), which also runs each 50-update block as one compiled loop.
+  jax), which also runs each 50-update block as one compiled loop;
+- ``tfagents``: TF-Agents' SAC (``tf-agents==0.19.0``, its last release, on
+  ``tensorflow-cpu==2.15.1`` with Keras 2 and ``tensorflow-probability==0.23.0``, the
+  versions it was released for; Python 3.11 at most), the TensorFlow peer.
 
-Peers are timed by ``benchmarks/peers/peer_speed.py``, spinup_tf2 by
-``benchmarks/speed.py`` (same figures, same settings; see their docstrings).
+SB3 and SBX are timed by ``benchmarks/peers/peer_speed.py``, TF-Agents by
+``benchmarks/peers/tfagents_speed.py``, spinup_tf2 by ``benchmarks/speed.py`` (same
+figures, same settings; see their docstrings).
 Every JSON line measured is also written to ``--out`` if given.
 """
 
@@ -42,8 +46,14 @@ PEER_PACKAGES = {
     "sb3": [["torch==2.13.0"], ["stable-baselines3", "gymnasium[mujoco]", "torch==2.13.0"]],
     "sbx": [["torch==2.13.0"], ["sbx-rl==0.28.0", "jax", "jaxlib", "gymnasium[mujoco]",
                                 "torch==2.13.0"]],
+    # TF-Agents 0.19 pins typing-extensions 4.5 and pygame 2.1.3 and needs NumPy 1 (TF 2.15).
+    "tfagents": [["tensorflow-cpu==2.15.1", "tensorflow-probability==0.23.0",
+                  "tf-agents==0.19.0", "gymnasium[mujoco]", "numpy<2"]],
 }
-PEER_CHECK = {"sb3": "import stable_baselines3, mujoco", "sbx": "import sbx, jax, mujoco"}
+PEER_CHECK = {"sb3": "import stable_baselines3, mujoco", "sbx": "import sbx, jax, mujoco",
+              "tfagents": "import tf_agents, tensorflow, mujoco, gymnasium"}
+PEER_SCRIPT = {"sb3": ["peer_speed.py", "sb3"], "sbx": ["peer_speed.py", "sbx"],
+               "tfagents": ["tfagents_speed.py"]}
 
 
 def peer_python(peer: str, venv_dir: str) -> str:
@@ -54,6 +64,10 @@ def peer_python(peer: str, venv_dir: str) -> str:
     if osp.exists(python) and subprocess.run([python, "-c", PEER_CHECK[peer]], env=env,
                                              capture_output=True).returncode == 0:
         return python
+    if peer == "tfagents" and sys.version_info[:2] > (3, 11):
+        sys.exit(f"race.py: TF-Agents 0.19 (TensorFlow 2.15) has wheels for Python 3.9-3.11 "
+                 f"only, and this is Python {sys.version.split()[0]}: run race.py with a "
+                 f"Python 3.11, or leave it out (--peers sb3 sbx).")
     print(f"Building the {peer} environment in {venv} (once; a few minutes) ...", flush=True)
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     for packages in PEER_PACKAGES[peer]:
@@ -99,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--env", default="HalfCheetah-v5")
-    p.add_argument("--peers", nargs="+", choices=sorted(PEER_PACKAGES), default=["sb3", "sbx"])
+    p.add_argument("--peers", nargs="+", choices=sorted(PEER_PACKAGES),
+                   default=["sb3", "sbx", "tfagents"])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--total", type=int, default=8000)
     p.add_argument("--measure_from", type=int, default=2000)
@@ -116,8 +131,9 @@ def main(argv: list[str] | None = None) -> int:
           f"-{a.total} timed.", flush=True)
     for r in range(1, a.rounds + 1):
         for peer in a.peers:
-            for who, cmd in ((peer, [pythons[peer], osp.join(HERE, "peers", "peer_speed.py"),
-                                     peer, *steps]), ("ours", ours_cmd)):
+            script, *impl = PEER_SCRIPT[peer]
+            peer_cmd = [pythons[peer], osp.join(HERE, "peers", script), *impl, *steps]
+            for who, cmd in ((peer, peer_cmd), ("ours", ours_cmd)):
                 row = time_one(cmd, env)
                 results[who].append(row)
                 print(f"round {r}  {who:5} " + "  ".join(f"{k} {row[k]:7.1f}" for k in FIGURES),
@@ -129,11 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     med = {who: {k: statistics.median(row[k] for row in rows) for k in FIGURES}
            for who, rows in results.items()}
     cols = [*a.peers, "ours"]
-    print(f"\n{'median of ' + str(a.rounds):18}" + "".join(f"{c:>10}" for c in cols)
-          + "".join(f"{'ours/' + c:>10}" for c in a.peers))
+    w = max(10, *(len("ours/" + c) + 1 for c in a.peers))  # one column per figure
+    print(f"\n{'median of ' + str(a.rounds):18}" + "".join(f"{c:>{w}}" for c in cols)
+          + "".join(f"{'ours/' + c:>{w}}" for c in a.peers))
     for k in FIGURES:
-        print(f"{k:18}" + "".join(f"{med[c][k]:10.1f}" for c in cols)
-              + "".join(f"{med['ours'][k] / med[c][k]:10.2f}" for c in a.peers))
+        print(f"{k:18}" + "".join(f"{med[c][k]:{w}.1f}" for c in cols)
+              + "".join(f"{med['ours'][k] / med[c][k]:{w}.2f}" for c in a.peers))
     for peer in a.peers:
         for k in FIGURES:
             print(f"ratio {k} ours/{peer} = {med['ours'][k] / med[peer][k]:.2f}")

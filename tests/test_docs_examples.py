@@ -97,9 +97,11 @@ def test_the_examples_of_a_page_run_in_order(page, tmp_path):
                 (REPO / "benchmarks" / table).read_text(), f"benchmarks/{table} is stale"
 
 
-def test_readme_tables_are_the_files_their_scripts_write():
-    """README's learning table is benchmarks/learning_table.md as compare_curves.py wrote it
-    (which the Benchmarks page's test remakes from the bundled runs)."""
+@pytest.mark.parametrize("marker,name", [("learning-table", "learning_table.md"),
+                                         ("time-to-score", "time_to_score_table.md")])
+def test_readme_tables_are_the_files_their_scripts_write(marker, name):
+    """README's tables are benchmarks/*.md as their scripts wrote them (which the Benchmarks
+    page's test remakes from the bundled data)."""
     readme = (REPO / "README.md").read_text()
-    table = readme.split("<!-- learning-table -->\n")[1].split("<!-- /learning-table -->")[0]
-    assert table == (REPO / "benchmarks" / "learning_table.md").read_text()
+    table = readme.split(f"<!-- {marker} -->\n")[1].split(f"<!-- /{marker} -->")[0]
+    assert table == (REPO / "benchmarks" / name).read_text()
