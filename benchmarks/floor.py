@@ -187,8 +187,10 @@ def main() -> int:
           f"the real block is {t['block'] / pieces:.2f}x that sum")
     if a.bfloat16:
         bf16 = matmuls_only(shapes, a.blocks, tf.bfloat16)
-        flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
-        has = [f for f in ("avx512_bf16", "amx_bf16") if f in flags] or ["neither"]
+        from race import cpu_model_and_flags  # benchmarks/, this script's folder
+
+        has = [f for f in ("avx512_bf16", "amx_bf16") if f in cpu_model_and_flags()[1]]
+        has = has or ["neither"]
         best = t["block"] - t["matmuls"] + bf16
         print(f"  bfloat16 products (casts included): {bf16:.1f} µs, {t['matmuls'] / bf16:.2f}x "
               f"the float32 products' speed; CPU bfloat16 flags: {' '.join(has)}")

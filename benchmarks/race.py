@@ -91,8 +91,8 @@ def time_one(cmd: list[str], env: dict) -> dict:
     return json.loads(lines[-1])
 
 
-def cpu_summary() -> str:
-    """The CPU model and its vector extensions (what makes ratios differ between machines)."""
+def cpu_model_and_flags() -> tuple[str, set]:
+    """The CPU's model name and its flags, from /proc/cpuinfo (empty where there is none)."""
     model, flags = platform.processor() or "unknown CPU", set()
     try:
         with open("/proc/cpuinfo") as f:
@@ -104,6 +104,12 @@ def cpu_summary() -> str:
                     flags = set(value.split())
     except OSError:
         pass
+    return model, flags
+
+
+def cpu_summary() -> str:
+    """The CPU model and its vector extensions (what makes ratios differ between machines)."""
+    model, flags = cpu_model_and_flags()
     ext = [name for name, flag in (("AVX2", "avx2"), ("AVX-512", "avx512f"),
                                    ("AMX", "amx_tile")) if flag in flags]
     return f"{model}, {os.cpu_count()} logical CPUs, {' '.join(ext) or 'no AVX2'}"

@@ -60,10 +60,10 @@ class VectorEpisodes:
         self.ep_ret[:], self.ep_len[:] = 0.0, 0
         return self.envs.reset(seed=seed)
 
-    def step(self, o, act, replay_buffer, normalizer=None) -> tuple:
+    def step(self, o, act, replay_buffer, logger, normalizer=None):
         """Step every copy from its row of ``o``, with ``act(o_i)`` (uniformly random
-        actions if ``act`` is None); store the ``num_envs`` transitions; return ``(next o,
-        [(ep_ret, ep_len) of each episode that ended])``."""
+        actions if ``act`` is None); store the ``num_envs`` transitions, and the return and
+        length of each episode that ended in ``logger``; return the next ``o``."""
         a = self.action_space.sample() if act is None else np.stack([act(x) for x in o])
         o2, r, terminated, truncated, info = self.envs.step(a)
         ended = terminated | truncated
@@ -78,9 +78,10 @@ class VectorEpisodes:
             replay_buffer.store(o[i], a[i], r[i], o2_stored[i], float(terminated[i]))
             if normalizer is not None:
                 normalizer.observe(o2_stored[i])
-        finished = [(float(self.ep_ret[i]), int(self.ep_len[i])) for i in np.flatnonzero(ended)]
+        for i in np.flatnonzero(ended):
+            logger.store(EpRet=float(self.ep_ret[i]), EpLen=int(self.ep_len[i]))
         self.ep_ret[ended], self.ep_len[ended] = 0.0, 0
-        return o2, finished
+        return o2
 
     def state(self, episode: bool = True) -> dict:
         """The action sampler's generator state (the copies' own generators stay in their

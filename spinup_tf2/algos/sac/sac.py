@@ -474,19 +474,6 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                                      ragged=memory)
     logger.setup_tf2_saver(saved_model)
 
-    n_updates = update_every * updates_per_step  # per block
-
-    def update(t):
-        """update_every * updates_per_step SAC updates in one compiled call."""
-        if normalizer is not None:
-            normalizer.update()  # with the observations since the last block
-        inputs = update_inputs(replay_buffer, batch_size, rng, n_updates,
-                               0 if discrete else act_dim)
-        info = {k: np.asarray(v) for k, v in update_block(*inputs).items()}
-        check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
-        logger.store(**info)
-        get_action.refresh()
-
     # Everything a training checkpoint holds; resuming puts it all back.
     checkpoint = TrainingCheckpoint(logger.output_dir, (ac, ac_targ), (pi_optimizer, q_optimizer),
                                     tuner, normalizer, replay_buffer, rng, collector, test_env,
@@ -527,10 +514,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     # Main loop: collect experience in env and update/log each epoch
     for t in range(t_start, local_steps_per_epoch * epochs, num_envs):
         if num_envs > 1:  # num_envs transitions at once, each handled as below
-            o, ended = collector.step(o, get_action if t > local_start_steps else None,
-                                      replay_buffer, normalizer)
-            for ret, length in ended:
-                logger.store(EpRet=ret, EpLen=length)
+            o = collector.step(o, get_action if t > local_start_steps else None,
+                               replay_buffer, logger, normalizer)
         else:
             # Uniformly random actions explore for the first start_steps steps; then the policy.
             a = (get_action(o) if t > local_start_steps
@@ -555,9 +540,16 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                 o, ep_ret, ep_len = env.reset()[0], 0.0, 0
                 get_action.reset()
 
-        # Update handling
+        # Update handling: update_every * updates_per_step updates in one compiled call
         if t >= local_update_after and t % update_every == 0:
-            update(t)
+            if normalizer is not None:
+                normalizer.update()  # with the observations since the last block
+            inputs = update_inputs(replay_buffer, batch_size, rng,
+                                   update_every * updates_per_step, 0 if discrete else act_dim)
+            info = {k: np.asarray(v) for k, v in update_block(*inputs).items()}
+            check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
+            logger.store(**info)
+            get_action.refresh()
         progress.update(t + num_envs)
 
         # End of epoch handling
