@@ -14,8 +14,10 @@ spec's JSON when there is one, else the registered id.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os.path as osp
+from collections import deque
 
 import gymnasium as gym
 import numpy as np
@@ -25,6 +27,8 @@ from spinup_tf2.errors import SpinupError
 
 # Where wrappers a run directory may name without being trusted come from.
 TRUSTED_WRAPPER_MODULE = "gymnasium.wrappers."
+# The wrapper that makes a pixel task of an environment that renders (--pixels).
+PIXEL_WRAPPER = "spinup_tf2.envs:PixelObservation"
 # Wrappers whose statistics change what the policy sees (or the returns), by attribute.
 _RUNNING_STATS = ("obs_rms", "return_rms")
 STATE_KEY = "spinup_tf2_wrapper_state"  # in a ref: the statistics to put back
@@ -49,7 +53,9 @@ def record(env) -> tuple[dict | None, str | None]:
         names = ", ".join(w.name for w in spec.additional_wrappers) or spec.id
         return None, (f"the arguments of {names} cannot be written as JSON ({err}; a "
                       f"function, such as TransformReward's, cannot)")
-    (spec.get("kwargs") or {}).pop("render_mode", None)  # how it was watched, not the task
+    if not any(w.get("entry_point") == PIXEL_WRAPPER for w in spec.get("additional_wrappers")
+               or []):  # a pixel task renders its observations: that is the task
+        (spec.get("kwargs") or {}).pop("render_mode", None)  # how it was watched
     return spec, None
 
 
@@ -82,6 +88,7 @@ def check_trusted(ref, where: str) -> None:
         raise SpinupError(f"{where} names no environment to rebuild (env_name: {ref!r}).")
     spec = json.loads(ref) if ref.startswith("{") else {"id": ref}
     env_id = spec.get("id")
+    ensure_registered(env_id)
     registered = gym.registry.get(env_id) if isinstance(env_id, str) else None
     bad = None
     if registered is None or ":" in env_id:
@@ -93,7 +100,7 @@ def check_trusted(ref, where: str) -> None:
     else:
         for wrapper in spec.get("additional_wrappers") or []:
             entry = str(wrapper.get("entry_point"))
-            if not entry.startswith(TRUSTED_WRAPPER_MODULE):
+            if not entry.startswith(TRUSTED_WRAPPER_MODULE) and entry != PIXEL_WRAPPER:
                 bad = f"the wrapper {wrapper.get('name')!r} from {entry!r}"
                 break
     if bad:
@@ -134,11 +141,135 @@ def make(ref: str, render_mode: str | None = None):
         state = spec.pop(STATE_KEY, None)
         ref = json.dumps(spec)
     target = EnvSpec.from_json(ref) if ref.startswith("{") else ref
+    if is_pixel_ref(ref) and not in_own_process():
+        # MuJoCo's off-screen rendering crashes a process that has loaded TensorFlow.
+        from spinup_tf2.policy.video import RenderingEnv
+
+        return RenderingEnv(ref, render_mode)
     quiet_mujoco()
     env = gym.make(target, render_mode=render_mode) if render_mode else gym.make(target)
     if state:
         set_wrapper_state(env, state)
     return env
+
+
+class PixelObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """The environment as its camera sees it (``--pixels``): observations are the last
+    ``frame_stack`` rendered frames, ``size`` x ``size`` RGB, stacked on the channel
+    axis oldest first (``Box(0, 255, (size, size, 3 * frame_stack), uint8)``); each
+    action is repeated ``action_repeat`` times, its rewards summed, stopping early if
+    the episode ends. The environment must render ``rgb_array``; frames of another size
+    are resized (bilinear). ``render()`` gives the newest frame, the one the policy saw.
+    """
+
+    def __init__(self, env: gym.Env, size: int = 84, frame_stack: int = 3,
+                 action_repeat: int = 1):
+        gym.utils.RecordConstructorArgs.__init__(self, size=size, frame_stack=frame_stack,
+                                                 action_repeat=action_repeat)
+        gym.Wrapper.__init__(self, env)
+        if env.render_mode != "rgb_array":
+            raise SpinupError(f"PixelObservation needs an environment made with "
+                              f"render_mode='rgb_array'; this one has {env.render_mode!r}.")
+        self.size, self.frame_stack, self.action_repeat = size, frame_stack, action_repeat
+        self.observation_space = gym.spaces.Box(0, 255, (size, size, 3 * frame_stack),
+                                                np.uint8)
+        self.frames: deque = deque(maxlen=frame_stack)
+
+    def _frame(self) -> np.ndarray:
+        frame = np.asarray(self.env.render())[..., :3]
+        if frame.shape[:2] != (self.size, self.size):
+            from PIL import Image
+
+            frame = np.asarray(Image.fromarray(frame.astype(np.uint8)).resize(
+                (self.size, self.size), Image.Resampling.BILINEAR))
+        return frame.astype(np.uint8)
+
+    def _observation(self) -> np.ndarray:
+        return np.concatenate(self.frames, axis=-1)
+
+    def reset(self, **kwargs):
+        _, info = self.env.reset(**kwargs)
+        frame = self._frame()
+        for _ in range(self.frame_stack):
+            self.frames.append(frame)
+        return self._observation(), info
+
+    def step(self, action):
+        total = 0.0
+        for _ in range(self.action_repeat):
+            _, r, terminated, truncated, info = self.env.step(action)
+            total += float(r)
+            if terminated or truncated:
+                break
+        self.frames.append(self._frame())
+        return self._observation(), total, terminated, truncated, info
+
+    def render(self):
+        return self.frames[-1] if self.frames else self._frame()
+
+
+def pixel_ref(env_name: str, size: int = 84, frame_stack: int = 3, action_repeat: int = 1,
+              **env_kwargs) -> str:
+    """The ref (see :func:`ref_of`) of ``env_name`` as a pixel task: made with
+    ``render_mode='rgb_array'`` (at ``size`` x ``size`` where the environment renders at
+    a size it is given: MuJoCo tasks, DeepMind Control through Shimmy), then
+    :class:`PixelObservation`."""
+    from gymnasium.envs.registration import WrapperSpec
+
+    ensure_registered(env_name)
+    spec = gym.spec(env_name)
+    kwargs = dict(spec.kwargs, **env_kwargs, render_mode="rgb_array")
+    entry = str(spec.entry_point)
+    if entry.startswith("gymnasium.envs.mujoco"):
+        kwargs.update(width=size, height=size)
+    elif env_name.startswith("dm_control/"):
+        kwargs.setdefault("render_kwargs", dict(width=size, height=size, camera_id=0))
+    wrapper = WrapperSpec("PixelObservation", PIXEL_WRAPPER,
+                          dict(size=size, frame_stack=frame_stack,
+                               action_repeat=action_repeat))
+    return dataclasses.replace(spec, kwargs=kwargs, additional_wrappers=(wrapper,)).to_json()
+
+
+def make_pixels(env_name: str, size: int = 84, frame_stack: int = 3, action_repeat: int = 1,
+                **env_kwargs):
+    """``env_name`` as a pixel task (:func:`pixel_ref`), made by :func:`make`: in its own
+    process when this one has loaded TensorFlow. The ``env_fn`` of ``--pixels``."""
+    return make(pixel_ref(env_name, size, frame_stack, action_repeat, **env_kwargs))
+
+
+# Set in a process that hosts environments for another (RenderingEnv's worker).
+HOSTING = {"environments": False}
+
+
+def in_own_process() -> bool:
+    """Whether environments made here are already in a process of their own: a
+    rendering worker, or a worker of gymnasium's AsyncVectorEnv (daemonic, so it could
+    not start another)."""
+    import multiprocessing as mp
+
+    return HOSTING["environments"] or mp.current_process().daemon
+
+
+def is_pixel_ref(ref: str) -> bool:
+    """Whether the environment ``ref`` names is a pixel task (:class:`PixelObservation`)."""
+    return ref.startswith("{") and PIXEL_WRAPPER in ref and any(
+        w.get("entry_point") == PIXEL_WRAPPER
+        for w in json.loads(ref).get("additional_wrappers") or [])
+
+
+def renders_observations(env) -> bool:
+    """Whether ``env`` is a pixel task, whose ``render()`` is its observation's frame."""
+    return isinstance(env, PixelObservation)
+
+
+def frame_stack(env) -> int:
+    """Frames per image observation of ``env``: :class:`PixelObservation`'s
+    ``frame_stack`` when its spec has one, else 1."""
+    spec = getattr(env, "spec", None)
+    for wrapper in getattr(spec, "additional_wrappers", None) or ():
+        if wrapper.entry_point == PIXEL_WRAPPER:
+            return int((wrapper.kwargs or {}).get("frame_stack", 1))
+    return 1
 
 
 def policy_action_space(env):
@@ -279,6 +410,19 @@ class PositionOnly(gym.Env):
 
     def close(self) -> None:
         self.env.close()
+
+
+def ensure_registered(env_id) -> None:
+    """Register DeepMind Control's tasks (``dm_control/<domain>-<task>-v0``, Shimmy's
+    names) when ``env_id`` is one of them and the ``dmc`` extra is installed: gymnasium
+    knows them only once Shimmy is imported, which costs seconds, so only then."""
+    import importlib.util
+
+    if (isinstance(env_id, str) and env_id.startswith("dm_control/")
+            and env_id not in gym.registry and importlib.util.find_spec("shimmy")):
+        import shimmy
+
+        gym.register_envs(shimmy)
 
 
 def register_envs() -> None:

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from spinup_tf2.algos.sac.pixels import FrameReplayBuffer
+from spinup_tf2.algos.sac.frame_buffer import FrameReplayBuffer
 
 H, W, C = 4, 5, 3
 

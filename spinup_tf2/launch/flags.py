@@ -30,7 +30,9 @@ RUN_ARG_NAMES = {"ray_address": "address", "ray_worker_dir": "worker_dir"}
 
 # On/off flags the launcher turns into arguments, and their defaults: --recurrent is
 # actor_critic=RecurrentActorCritic (see processes.experiment_command).
-SWITCHES = {"recurrent": False}
+SWITCHES = {"recurrent": False, "pixels": False}
+# How --pixels makes its pixel task (spinup_tf2.envs.make_pixels), and the defaults.
+PIXEL_OPTIONS = {"action_repeat": 1, "frame_stack": 3, "image_size": 84}
 
 # Flags whose values are always names, never parsed as Python.
 STRING_KEYS = {"exp_name", "env_name", "data_dir", "backend", "ray_address", "ray_worker_dir"}
@@ -266,10 +268,17 @@ def check_env_names(env_names: list) -> None:
     ones) and MuJoCo environments without mujoco installed."""
     import gymnasium as gym
 
+    from spinup_tf2.envs import ensure_registered
+
     registered = list(gym.envs.registry.keys())
     for name in env_names:
         if not isinstance(name, str):
             raise SpinupError(f"--env must be an environment name; got {name!r}.")
+        ensure_registered(name)
+        if name.startswith("dm_control/") and name not in gym.envs.registry:
+            raise SpinupError(f"{name} is a DeepMind Control task, which gymnasium knows "
+                              f"through Shimmy: install the dmc extra (pip install -e "
+                              f"'.[dmc]') and run again.")
         spec = gym.envs.registry.get(name)
         base = name.split("-v")[0]
         mujoco_names = {k.split("-v")[0] for k, s in gym.envs.registry.items()
@@ -322,7 +331,7 @@ def whole_numbers_as_ints(arg_dict: dict, defaults: dict) -> None:
 def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict]) -> None:
     """Refuse, before anything is launched, a flag the algorithm has no argument
     for, or a value its argument check refuses, in any variant of the grid."""
-    defaults = dict(algo.defaults(), **SWITCHES)
+    defaults = dict(algo.defaults(), **SWITCHES, **PIXEL_OPTIONS)
     known = (set(defaults) - {"env_fn"}) | {"env_name", "env_kwargs"}
     for variant in variants:
         unknown = [k for k in variant if k not in known]
@@ -345,9 +354,25 @@ def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict
                     f"--{key} was given no value. A flag alone means True, which only on/off "
                     f"arguments (--resume, --normalize_obs, ...) take; give one, e.g. --{key} "
                     f"{default!r} (the default).")
+        check_pixel_options(variant)
         args = {k: v for k, v in defaults.items() if v is not NOT_A_VALUE}
         check_args({**args, **variant})
     check_env_kwargs(variants)
+
+
+def check_pixel_options(variant: dict) -> None:
+    """Refuse --action_repeat, --frame_stack or --image_size without --pixels, or with
+    a value that is not a whole number >= 1."""
+    for key in PIXEL_OPTIONS:
+        if key not in variant:
+            continue
+        value = variant[key]
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            raise SpinupError(f"--{key} must be a whole number >= 1; got {value!r}.")
+        if not variant.get("pixels"):
+            raise SpinupError(f"--{key} {value} sets how --pixels renders the environment "
+                              f"into a pixel task, but this command (or a variant of its "
+                              f"grid) has no --pixels. Add --pixels, or drop --{key}.")
 
 
 def check_env_kwargs(variants: list[dict]) -> None:

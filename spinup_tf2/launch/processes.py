@@ -5,6 +5,7 @@ background, tied to the launcher's lifetime and stopped cleanly by Ctrl-C."""
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import os.path as osp
@@ -37,8 +38,10 @@ def call_experiment(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
     Prints the experiment and its arguments, works out the output directory
     (:func:`spinup_tf2.rundir.output_dir_for`, unless ``logger_kwargs`` is given), turns an
     ``env_name`` argument (with ``env_kwargs``, gym.make's keyword arguments) into
-    ``env_fn = lambda: gymnasium.make(env_name, **env_kwargs)`` (and ``recurrent=True``
-    into ``actor_critic=RecurrentActorCritic``),
+    ``env_fn = lambda: gymnasium.make(env_name, **env_kwargs)`` (with ``pixels=True``,
+    :func:`spinup_tf2.envs.make_pixels` of it, taking ``action_repeat``, ``frame_stack``
+    and ``image_size``; and ``recurrent=True`` into
+    ``actor_critic=RecurrentActorCritic``),
     and launches :mod:`spinup_tf2.launch.entrypoint` with the whole call cloudpickled,
     so experiments share no state. Ctrl-C stops the experiment within seconds
     and leaves what it wrote readable.
@@ -115,6 +118,14 @@ def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
 
             env_name, env_kwargs = kwargs.pop("env_name"), kwargs.pop("env_kwargs", None) or {}
             kwargs["env_fn"] = lambda: gym.make(env_name, **env_kwargs)
+            if kwargs.pop("pixels", False):  # --pixels: the env as its camera sees it
+                from spinup_tf2.envs import make_pixels
+                from spinup_tf2.launch.flags import PIXEL_OPTIONS
+
+                opts = {k: kwargs.pop(k, v) for k, v in PIXEL_OPTIONS.items()}
+                kwargs["env_fn"] = functools.partial(
+                    make_pixels, env_name, opts["image_size"], opts["frame_stack"],
+                    opts["action_repeat"], **env_kwargs)
         if kwargs.pop("recurrent", False):  # --recurrent
             from spinup_tf2.algos.sac.recurrent import RecurrentActorCritic
 

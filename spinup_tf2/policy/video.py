@@ -13,6 +13,8 @@ import os
 import os.path as osp
 import sys
 
+import gymnasium as gym
+
 from spinup_tf2 import envs, rundir
 from spinup_tf2.errors import SpinupError
 
@@ -135,11 +137,14 @@ def record_episode(env_ref: str, get_action, path: str, max_ep_len: int) -> tupl
     return ep_ret, ep_len
 
 
-class RenderingEnv:
+class RenderingEnv(gym.Env):
     """The environment ``env_ref`` names (:func:`spinup_tf2.envs.ref_of`: a registered id
     or a recorded spec), made with ``render_mode`` in a separate process
     that never imports TensorFlow, with the same ``reset``/``step``/``render``:
-    ``'rgb_array'`` sends each step's frame back, ``'human'`` shows it in a window.
+    ``'rgb_array'`` sends each step's frame back, ``'human'`` shows it in a window,
+    None renders nothing (an environment that renders its own observations, as
+    ``--pixels`` makes, still does). :meth:`rng_state` and :meth:`set_rng_state` read
+    and set its random generator, so that a training checkpoint can replay its episode.
 
     Why: Mesa's software OpenGL (llvmpipe, behind headless EGL) and TensorFlow
     each carry their own LLVM, and MuJoCo's off-screen rendering crashes the
@@ -148,11 +153,10 @@ class RenderingEnv:
     and its renderer live in the worker, whose crash is a message here.
     """
 
-    def __init__(self, env_ref: str, render_mode: str = "rgb_array"):
+    def __init__(self, env_ref: str, render_mode: str | None = "rgb_array"):
         import multiprocessing as mp
 
-        if render_mode == "rgb_array":
-            use_headless_gl()
+        use_headless_gl()
         ctx = mp.get_context("spawn")  # a fresh interpreter: no TensorFlow in it
         self._conn, child = ctx.Pipe()
         self._proc = ctx.Process(target=_rendering_worker, args=(env_ref, render_mode, child),
@@ -193,6 +197,14 @@ class RenderingEnv:
     def reset(self, **kwargs):
         obs, info, self._frame = self._call("reset", kwargs)
         return obs, info
+
+    def rng_state(self) -> dict:
+        """The state of the environment's ``np_random``."""
+        return self._call("rng", None)
+
+    def set_rng_state(self, state: dict) -> None:
+        """Put the environment's ``np_random`` into ``state``."""
+        self._call("rng", state)
 
     def step(self, action):
         obs, r, terminated, truncated, info, self._frame = self._call("step", action)
@@ -269,11 +281,15 @@ def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.simplefilter("ignore")  # a failure comes back as one message
+    envs.HOSTING["environments"] = True
     if render_mode == "rgb_array":  # pygame draws on a Surface; SDL's video driver would
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # only complain (XDG_RUNTIME_DIR)
 
     def frame(env):  # in human mode gymnasium draws the window at each step itself
-        return render_following(env) if render_mode == "rgb_array" else None
+        if render_mode != "rgb_array":
+            return None
+        # A pixel env's render() is the frame its policy saw: its camera stays put.
+        return env.render() if envs.renders_observations(env) else render_following(env)
 
     try:
         env = envs.make(env_ref, render_mode)
@@ -297,6 +313,11 @@ def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
             elif cmd == "step":
                 obs, r, terminated, truncated, info = env.step(args[0])
                 reply = (obs, r, terminated, truncated, info, frame(env))
+            elif cmd == "rng":
+                generator = env.unwrapped.np_random
+                if args[0] is not None:
+                    generator.bit_generator.state = args[0]
+                reply = generator.bit_generator.state
             else:
                 env.close()
                 return

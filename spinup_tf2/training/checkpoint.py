@@ -165,7 +165,10 @@ class TrainingCheckpoint:
             arrays.update(self.agent.state_arrays())
         state = _arrays_out(state, arrays, "")
         with rundir.atomic_dir(osp.join(self.output_dir, rundir.TRAIN_STATE)) as tmp:
-            np.savez(osp.join(tmp, "arrays.npz"), **arrays)
+            if getattr(self.replay_buffer, "compress", False):
+                write_npz(osp.join(tmp, "arrays.npz"), arrays, compress=True)
+            else:
+                np.savez(osp.join(tmp, "arrays.npz"), **arrays)
             with open(osp.join(tmp, "state.json"), "w") as f:
                 json.dump(state, f)
 
@@ -176,13 +179,13 @@ class TrainingCheckpoint:
         folder = rundir.existing_dir(osp.join(self.output_dir, rundir.TRAIN_STATE))
         try:
             with np.load(osp.join(folder, "arrays.npz"), allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-            state = _arrays_in(_read_checkpoint_state(folder), arrays)
-            for i, v in enumerate(self.variables):
-                v.assign(arrays[f"var{i}"])
-            self.replay_buffer.load_state_arrays(arrays)
-            if self.agent is not None:
-                self.agent.load_state_arrays(arrays)
+                arrays = NpzArrays(data)
+                state = _arrays_in(_read_checkpoint_state(folder), arrays)
+                for i, v in enumerate(self.variables):
+                    v.assign(arrays[f"var{i}"])
+                self.replay_buffer.load_state_arrays(arrays)
+                if self.agent is not None:
+                    self.agent.load_state_arrays(arrays)
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
             raise _damaged(folder, err, nothing_written=False) from None
         try:
@@ -196,6 +199,50 @@ class TrainingCheckpoint:
         print(f"Resuming the run in {self.output_dir} after epoch {state['epoch']} "
               f"(env step {state['t']}).", flush=True)
         return o, state["t"], state["ep_ret"], state["ep_len"], state["elapsed"]
+
+
+def write_npz(path: str, arrays: dict, compress: bool = False) -> None:
+    """``np.savez`` (``compress``: deflated, at zlib's fastest level), each array
+    written in chunks, so that saving never copies a large one (a pixel buffer's
+    frames) whole."""
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(path, "w", method, compresslevel=1 if compress else None) as z:
+        for name, array in arrays.items():
+            with z.open(name + ".npy", "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.asarray(array), allow_pickle=False)
+
+
+class NpzArrays:
+    """A checkpoint's arrays, read when asked for: ``arrays[name]``, or
+    ``into(name, out)``, which reads one straight into an existing array in chunks."""
+
+    CHUNK = 1 << 24
+
+    def __init__(self, npz):
+        self.npz = npz
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.npz[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.npz.files
+
+    def into(self, name: str, out: np.ndarray) -> None:
+        """Fill ``out`` (C-contiguous) with the array ``name``, which must have its
+        shape and dtype."""
+        with self.npz.zip.open(name + ".npy") as f:
+            version = np.lib.format.read_magic(f)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = read_header(f)
+            if tuple(shape) != out.shape or dtype != out.dtype or fortran:
+                raise ValueError(f"{name} in arrays.npz is {dtype}{list(shape)}, not "
+                                 f"{out.dtype}{list(out.shape)}")
+            view = memoryview(out.reshape(-1).view(np.uint8))
+            for start in range(0, len(view), self.CHUNK):
+                chunk = view[start:start + self.CHUNK]
+                if f.readinto(chunk) != len(chunk):
+                    raise ValueError(f"{name} in arrays.npz is cut short")
 
 
 def _read_checkpoint_state(folder: str) -> dict:

@@ -18,6 +18,22 @@ def set_rng_state(generator: np.random.Generator, state: dict) -> None:
     generator.bit_generator.state = state
 
 
+def env_rng_state(env) -> dict:
+    """The state of ``env``'s random generator (``np_random``, or for an environment in
+    its own process, :class:`~spinup_tf2.policy.video.RenderingEnv`, the one there)."""
+    if hasattr(env, "rng_state"):
+        return env.rng_state()
+    return rng_state(env.unwrapped.np_random)
+
+
+def set_env_rng_state(env, state: dict) -> None:
+    """Put ``env``'s random generator into ``state`` (see :func:`env_rng_state`)."""
+    if hasattr(env, "set_rng_state"):
+        env.set_rng_state(state)
+    else:
+        set_rng_state(env.unwrapped.np_random, state)
+
+
 class ReplayableEpisodes(gym.Wrapper):
     """Remembers how the current episode began (the reset's seed or random-generator
     state) and the actions taken since, so that :meth:`restore` can rebuild the
@@ -45,7 +61,7 @@ class ReplayableEpisodes(gym.Wrapper):
             self.episode_start = dict(seed=self.first_seed)
             kwargs["seed"], self.first_seed = self.first_seed, None
         else:
-            self.episode_start = dict(rng=rng_state(self.env.unwrapped.np_random))
+            self.episode_start = dict(rng=env_rng_state(self.env))
         self.actions = []
         return self.env.reset(**kwargs)
 
@@ -61,7 +77,7 @@ class ReplayableEpisodes(gym.Wrapper):
         return dict(first_seed=self.first_seed,
                     episode_start=self.episode_start if episode else {},
                     actions=np.array(self.actions if episode else []),
-                    np_random=rng_state(self.env.unwrapped.np_random),
+                    np_random=env_rng_state(self.env),
                     action_space_rng=rng_state(self.action_space.np_random))
 
     def restore(self, state: dict):
@@ -71,11 +87,11 @@ class ReplayableEpisodes(gym.Wrapper):
         start, obs = state["episode_start"], None
         if start:
             if "rng" in start:
-                set_rng_state(self.env.unwrapped.np_random, start["rng"])
+                set_env_rng_state(self.env, start["rng"])
             obs = self.env.reset(seed=start.get("seed"))[0]
             for a in state["actions"]:
                 obs = self.env.step(a)[0]
         self.episode_start, self.actions = start, list(state["actions"])
-        set_rng_state(self.env.unwrapped.np_random, state["np_random"])
+        set_env_rng_state(self.env, state["np_random"])
         self.first_seed = state["first_seed"]
         return obs

@@ -232,13 +232,16 @@ def make_env(env_fn):
     return env
 
 
-def check_memory(replay_size: int, obs_dim: int, act_dim: int, n_procs: int = 1,
-                 state_size: int = 0) -> None:
+def check_memory(replay_size: int, obs_dim: int | tuple, act_dim: int, n_procs: int = 1,
+                 state_size: int = 0, frame_stack: int = 1) -> None:
     """Refuse a replay buffer larger than this machine's memory (numpy would reserve it
     lazily, and the run would be killed once it filled up). ``state_size``: the recurrent
-    memory stored with each transition (and its episode-start flag), if any."""
+    memory stored with each transition (and its episode-start flag), if any; for images
+    (``obs_dim`` their shape), see :func:`check_frame_memory`."""
     import psutil
 
+    if isinstance(obs_dim, tuple):
+        return check_frame_memory(replay_size, obs_dim, frame_stack, act_dim, n_procs)
     per_step = 2 * obs_dim + act_dim + 2 + (state_size + 1 if state_size else 0)
     need = replay_size * per_step * 4 * n_procs
     total = psutil.virtual_memory().total
@@ -248,6 +251,32 @@ def check_memory(replay_size: int, obs_dim: int, act_dim: int, n_procs: int = 1,
             f"transitions of {obs_dim}-dim observations take {need / 2**30:.3g} GiB, more than "
             f"the {total / 2**30:.3g} GiB of memory here. Give replay_size at most "
             f"{total // (per_step * 4 * n_procs)}. Nothing was written.")
+
+
+def check_frame_memory(replay_size: int, obs_shape: tuple, frame_stack: int, act_dim: int,
+                       n_procs: int = 1) -> None:
+    """Refuse a pixel replay buffer (:class:`FrameReplayBuffer`, ``frame_stack`` frames
+    per observation) larger than the memory free now, with the size it would take and
+    the largest ``replay_size`` that fits."""
+    import psutil
+
+    from spinup_tf2.algos.sac.frame_buffer import FrameReplayBuffer
+
+    def need(size):
+        return n_procs * FrameReplayBuffer.bytes_for(obs_shape, frame_stack, act_dim, size)
+
+    free = psutil.virtual_memory().available
+    if need(replay_size) <= free:
+        return
+    fits = max(0, int(replay_size * free / need(replay_size)))
+    while fits > 0 and need(fits) > free:
+        fits = int(fits * 0.99)
+    raise SpinupError(
+        f"sac() got replay_size={replay_size}: {n_procs} replay buffer(s) of that many "
+        f"transitions of {'x'.join(map(str, obs_shape))} uint8 images ({frame_stack} frames "
+        f"each, every frame stored once) take {need(replay_size) / 2**30:.3g} GiB, more than "
+        f"the {free / 2**30:.3g} GiB of memory free here. Give replay_size at most {fits}. "
+        f"Nothing was written.")
 
 
 def parse_alpha(alpha, target_entropy):
@@ -339,7 +368,9 @@ def check_spaces(observation_space, action_space, normalize_obs: bool = False) -
     """Raise :class:`SpinupError` if the spaces are not what SAC handles here:
     1-D Box observations and Box actions with one symmetric bound (or Discrete).
 
-    Returns ``(discrete, obs_dim, act_dim, n_noise)``: ``act_dim`` is an
+    Returns ``(discrete, obs_dim, act_dim, n_noise)``: ``obs_dim`` is the
+    observation width, or for images (:func:`is_image_space`) their shape;
+    ``act_dim`` is an
     action's width in the replay buffer (1 for a discrete action, its index),
     ``n_noise`` the width of the acting noise (one per action when discrete).
     """
@@ -376,15 +407,33 @@ def check_spaces(observation_space, action_space, normalize_obs: bool = False) -
             f"high={high.tolist()}. Rescale them with gymnasium's wrapper: env_fn=lambda: "
             f"gymnasium.wrappers.RescaleAction(gymnasium.make(...), -1.0, 1.0); the run records "
             f"the wrapper, so test_policy replays the policy through it too.")
-    if not isinstance(observation_space, spaces.Box) or len(observation_space.shape) != 1:
+    if is_image_space(observation_space):
+        if normalize_obs:
+            raise SpinupError(f"normalize_obs=True standardizes each observation dimension, "
+                              f"but this environment's observations are images "
+                              f"({observation_space}), which the pixel actor-critic scales "
+                              f"to [0, 1] itself. Drop normalize_obs.")
+    elif not isinstance(observation_space, spaces.Box) or len(observation_space.shape) != 1:
         raise SpinupError(
             f"sac() needs 1-D (gymnasium.spaces.Box) observations for its MLP networks, but this "
             f"environment's observation space is {observation_space}. Flatten it with "
-            f"gymnasium.wrappers.FlattenObservation(env).")
+            f"gymnasium.wrappers.FlattenObservation(env); images must be "
+            f"Box(0, 255, (height, width, channels), uint8), frames stacked on the channels "
+            f"(--pixels makes them from any environment that renders).")
     discrete = isinstance(action_space, spaces.Discrete)
     act_dim = 1 if discrete else action_space.shape[0]
     n_noise = int(action_space.n) if discrete else act_dim
-    return discrete, observation_space.shape[0], act_dim, n_noise
+    obs_dim = (tuple(observation_space.shape) if is_image_space(observation_space)
+               else observation_space.shape[0])
+    return discrete, obs_dim, act_dim, n_noise
+
+
+def is_image_space(space) -> bool:
+    """Whether observations of ``space`` are images SAC learns from with its pixel
+    actor-critic: ``Box(0, 255, (H, W, C), uint8)``."""
+    return (isinstance(space, spaces.Box) and space.dtype == np.uint8
+            and len(space.shape) == 3 and bool(np.all(space.low == 0))
+            and bool(np.all(space.high == 255)))
 
 
 def check_finite(info: dict, t: int, steps_per_epoch: int, last_saved_epoch: int,

@@ -192,13 +192,39 @@ class MLPQFunction(ObsModel):
 
 
 class ActorCritic:
-    """What the two actor-critics share: ``trainable_variables`` and ``act``."""
+    """What the actor-critics share: their variables, acting, and the calls on
+    observations the export uses (:meth:`policy`, :meth:`critic`)."""
+
+    obs_dtype = tf.float32  # what the observations are fed as
+
+    @property
+    def actor_variables(self) -> list:
+        """What the policy loss trains: pi's variables."""
+        return self.pi.trainable_variables
+
+    @property
+    def critic_variables(self) -> list:
+        """What the Q loss trains and the targets average: q1's and q2's variables."""
+        return self.q1.trainable_variables + self.q2.trainable_variables
 
     @property
     def trainable_variables(self) -> list:
-        """The Keras variables of pi, q1 and q2, in that order."""
-        return (self.pi.trainable_variables + self.q1.trainable_variables
-                + self.q2.trainable_variables)
+        """The Keras variables of the actor, then of the critics (pi, q1, q2)."""
+        return self.actor_variables + self.critic_variables
+
+    @property
+    def models(self) -> tuple:
+        """Every Keras model of the actor-critic."""
+        return (self.pi, self.q1, self.q2)
+
+    def policy(self, obs, **kwargs):
+        """``pi`` on observations (same keyword arguments and outputs)."""
+        return self.pi(obs, **kwargs)
+
+    def critic(self, i: int, obs, act=None):
+        """Q values of critic ``i`` (0 for q1, 1 for q2) on observations."""
+        q = (self.q1, self.q2)[i]
+        return q(obs) if act is None else q(obs, act)
 
     def act(self, obs, deterministic: bool = False) -> np.ndarray:
         """Action(s) for a numpy observation (batch or single), as numpy."""
@@ -311,11 +337,24 @@ class DiscreteMLPActorCritic(ActorCritic):
                                        name="q2")
 
 
+def actor_variables(ac) -> list:
+    """What SAC's policy loss trains: ``ac.actor_variables``, or for an actor-critic
+    without it (a user's own), pi's variables."""
+    return getattr(ac, "actor_variables", None) or ac.pi.trainable_variables
+
+
+def critic_variables(ac) -> list:
+    """What SAC's Q loss trains and the target critics average: ``ac.critic_variables``,
+    or for an actor-critic without it, q1's and q2's variables."""
+    return (getattr(ac, "critic_variables", None)
+            or ac.q1.trainable_variables + ac.q2.trainable_variables)
+
+
 def saved_variables(ac) -> list:
     """The tf.Variables under the Keras ones of pi, q1 and q2 (Keras 3 wraps them; a
     SavedModel tracks the underlying ones), non-trainable ones (observation statistics)
     included, each once."""
-    weights = {id(v): v for m in (ac.pi, ac.q1, ac.q2) for v in m.weights}
+    weights = {id(v): v for m in getattr(ac, "models", (ac.pi, ac.q1, ac.q2)) for v in m.weights}
     return tf_variables(weights.values())
 
 
@@ -331,20 +370,23 @@ class ActorCriticExport(tf.Module):
     the endpoint Keras 3's ``TFSMLayer`` calls by default, is ``serving_default``.
     """
 
-    def __init__(self, ac, obs_dim: int, act_dim: int):
-        """``act_dim``: the action dimension, or for a discrete actor-critic
-        (``ac.discrete``) the number of actions; then actions are int64
-        indices and ``a`` is a batch of them."""
+    def __init__(self, ac, obs_dim: int | tuple, act_dim: int):
+        """``obs_dim``: the observation width, or an image's shape (then ``x`` is a
+        batch of uint8 images, ``ac.obs_dtype``); ``act_dim``: the action dimension,
+        or for a discrete actor-critic (``ac.discrete``) the number of actions; then
+        actions are int64 indices and ``a`` is a batch of them."""
         super().__init__(name="actor_critic")
         self.variables_to_save = saved_variables(ac)
-        x = tf.TensorSpec([None, obs_dim], tf.float32, name="x")
+        obs_shape = tuple(obs_dim) if isinstance(obs_dim, (tuple, list)) else (obs_dim,)
+        x = tf.TensorSpec([None, *obs_shape], getattr(ac, "obs_dtype", tf.float32), name="x")
         a = (tf.TensorSpec([None], tf.int64, name="a") if getattr(ac, "discrete", False)
              else tf.TensorSpec([None, act_dim], tf.float32, name="a"))
-        self.mu = tf.function(lambda x: ac.pi(x, deterministic=True, with_logprob=False)[0],
+        self.mu = tf.function(lambda x: ac.policy(x, deterministic=True, with_logprob=False)[0],
                               input_signature=[x])
-        self.pi = tf.function(lambda x: ac.pi(x, with_logprob=False)[0], input_signature=[x])
-        self.q1 = tf.function(lambda x, a: ac.q1(x, a), input_signature=[x, a])
-        self.q2 = tf.function(lambda x, a: ac.q2(x, a), input_signature=[x, a])
+        self.pi = tf.function(lambda x: ac.policy(x, with_logprob=False)[0],
+                              input_signature=[x])
+        self.q1 = tf.function(lambda x, a: ac.critic(0, x, a), input_signature=[x, a])
+        self.q2 = tf.function(lambda x, a: ac.critic(1, x, a), input_signature=[x, a])
         self.serve = tf.function(lambda x: {"action": self.mu(x)}, input_signature=[x])
 
     def export_signatures(self) -> dict:

@@ -68,9 +68,8 @@ def make_polyak_update(ac, ac_targ, polyak: float) -> Callable:
     is left alone: SAC never uses it (the backup's action comes from the
     current policy), so averaging it would only cost time.
     """
-    critics = ac.q1.trainable_variables + ac.q2.trainable_variables
-    targ_critics = ac_targ.q1.trainable_variables + ac_targ.q2.trainable_variables
-    var_pairs = list(zip(tf_variables(critics), tf_variables(targ_critics)))
+    var_pairs = list(zip(tf_variables(core.critic_variables(ac)),
+                         tf_variables(core.critic_variables(ac_targ))))
 
     def update_targets():
         for v_main, v_targ in var_pairs:
@@ -251,13 +250,18 @@ def make_get_action(ac, rng: np.random.Generator, n_noise: int, discrete: bool =
     """
     np_actor = NumpyActor.maybe(ac.pi)
     if np_actor is None:
-        @tf.function(input_signature=[tf.TensorSpec([1, None], tf.float32),
+        obs_dtype = getattr(ac, "obs_dtype", tf.float32)
+        obs_shape = getattr(ac, "obs_shape", (None,))  # an image's shape, for pixels
+
+        @tf.function(input_signature=[tf.TensorSpec([1, *obs_shape], obs_dtype),
                                       tf.TensorSpec([1, n_noise], tf.float32)])
         def tf_action(o, noise):
-            return ac.pi(o, noise=noise, with_logprob=False)[0]
+            policy_fn = getattr(ac, "policy", ac.pi)
+            return policy_fn(o, noise=noise, with_logprob=False)[0]
 
         def policy(o, noise):
-            return tf_action(np.asarray(o, np.float32)[None], noise[None])[0].numpy()
+            o = np.asarray(o, obs_dtype.as_numpy_dtype)[None]
+            return tf_action(o, noise[None])[0].numpy()
     else:
         def policy(o, noise):
             return np_actor(o, noise)

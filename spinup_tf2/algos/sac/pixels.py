@@ -1,118 +1,205 @@
-"""SAC from pixels: a replay buffer that stores each camera frame once.
+"""SAC from pixels: the convolutional actor-critic of SAC-AE and DrQ, and its augmentation.
 
-An image observation of a pixel task is a stack of the last ``stack`` frames,
-``(H, W, stack * C)`` uint8, oldest first on the channel axis (as gymnasium's
-frame stacking and DrQ build it). Storing ``obs`` and ``next_obs`` of every
-transition, as :class:`~spinup_tf2.algos.sac.sac.ReplayBuffer` does, keeps each
-frame ``2 * stack`` times, in float32: 84x84 RGB frames stacked by 3 then cost
-about 12.7 GB per 100k transitions. :class:`FrameReplayBuffer` keeps each frame
-once, as uint8 (about 2.1 GB), and builds the stacks of a minibatch by index.
+``sac(env_fn, ...)`` on an environment whose observations are images (``Box(0, 255,
+(H, W, C), uint8)``, e.g. ``--pixels``) picks :class:`PixelActorCritic`, as a Discrete
+action space picks the discrete one. Its design is DrQ's (Kostrikov, Yarats and Fergus
+2021), after SAC-AE (Yarats et al. 2019):
+
+- one convolutional encoder, shared by the critics and the actor, trained by the critic
+  loss only: the actor reads its features through a stop-gradient, then a linear layer of
+  its own (the critics share another), each followed by LayerNorm and tanh;
+- the target critics keep their own copy of the encoder, polyak-averaged with them;
+- every minibatch is augmented by a random shift (the image padded by repeating its edge
+  ``random_shift`` pixels, then cropped back at a random offset), on both ``obs`` and
+  ``obs2`` (DrQ's K = M = 1);
+- observations stay uint8 up to the model, which scales them: the replay buffer
+  (:class:`~spinup_tf2.algos.sac.frame_buffer.FrameReplayBuffer`) and the exported
+  policies take the environment's raw frames.
+
+The SAC losses are :func:`spinup_tf2.algos.sac.sac.continuous_losses` (or
+``discrete_losses``) unchanged, on features: :func:`pixel_losses` encodes the images and
+hands the losses one feature vector per observation, ``[critic features | actor
+features]``, of which the critics read the first half and the actor the second (for
+``obs2``, the first half comes from the target encoder).
 """
 
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
 import numpy as np
+from gymnasium import spaces
+
+from spinup_tf2.algos.sac import core
+from spinup_tf2.algos.sac.frame_buffer import FrameReplayBuffer  # noqa: F401 (re-exported)
+from spinup_tf2.tf_setup import import_tensorflow
+
+tf = import_tensorflow()
+import keras  # noqa: E402
 
 
-class FrameReplayBuffer:
-    """Transitions of stacked-frame observations, each frame stored once.
+class PixelEncoder(keras.Model):
+    """DrQ's convolutional encoder: uint8 images scaled to [0, 1], then ``conv_layers``
+    3x3 convolutions of ``conv_filters`` channels with ReLU (the first of stride 2, the
+    others of stride 1, no padding), flattened."""
 
-    Frames go to a ring in the order they were seen: at the start of an episode the
-    ``stack`` frames of its first observation, then one frame per transition, the newest
-    frame of ``next_obs``. An episode's frames are therefore consecutive, and a
-    transition needs only the position ``g`` of its newest frame: ``next_obs`` is frames
-    ``g - stack + 1 .. g`` and ``obs`` frames ``g - stack .. g - 1``. A new episode is
-    recognised by its first observation differing from the last ``next_obs`` stored
-    (and if it does not differ, the frames already stored are the right ones).
+    def __init__(self, obs_shape: tuple, conv_filters: int = 32, conv_layers: int = 4,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.convs = [keras.layers.Conv2D(conv_filters, 3, strides=2 if i == 0 else 1,
+                                          activation="relu", name=f"conv{i}")
+                      for i in range(conv_layers)]
+        self.flatten = keras.layers.Flatten()
+        self.out_dim = int(self(tf.zeros((1, *obs_shape), tf.uint8)).shape[-1])
 
-    The frame ring holds ``size`` frames plus ``stack`` per 100 transitions, so that
-    episodes of 100 steps or more keep all ``size`` transitions sampleable; with shorter
-    episodes the oldest transitions, whose frames have been overwritten, are no longer
-    drawn. Minibatches are drawn uniformly, with replacement, from the rest.
+    def call(self, obs):
+        x = tf.cast(obs, tf.float32) / 255.0
+        for conv in self.convs:
+            x = conv(x)
+        return self.flatten(x)
+
+
+def feature_layer(in_dim: int, feature_dim: int, name: str) -> keras.Sequential:
+    """Linear to ``feature_dim``, LayerNorm, tanh: what turns conv features into the
+    input of the actor's (or the critics') MLP."""
+    return keras.Sequential([keras.Input(shape=(in_dim,)), keras.layers.Dense(feature_dim),
+                             keras.layers.LayerNormalization(epsilon=1e-5),
+                             keras.layers.Activation("tanh")], name=name)
+
+
+class FeatureSlice(keras.Model):
+    """A head (actor or critic) applied to its part ``[lo, hi)`` of a feature vector, so
+    that the SAC losses written for observations run unchanged on features."""
+
+    def __init__(self, head, lo: int, hi: int, **kwargs):
+        super().__init__(**kwargs)
+        self.head, self.lo, self.hi = head, int(lo), int(hi)
+
+    def __call__(self, x, *args, **kwargs):
+        return self.head(x[:, self.lo:self.hi], *args, **kwargs)
+
+    def dist(self, x):
+        """The categorical head's ``(probs, log_probs)`` (discrete actions)."""
+        return self.head.dist(x[:, self.lo:self.hi])
+
+
+class PixelActorCritic(core.ActorCritic):
+    """SAC's actor-critic for image observations (see the module's docstring).
+
+    ``.pi``, ``.q1``, ``.q2`` take feature vectors (:meth:`features`), as the losses use
+    them; :meth:`policy` and :meth:`critic` take uint8 images, as acting and the exported
+    SavedModel do.
 
     Args:
-        obs_shape: ``(H, W, stack * C)`` of the observations.
-        stack: Frames per observation.
-        act_dim: Length of an action vector.
-        size: Transitions kept (``replay_size``).
+        observation_space: ``Box(0, 255, (H, W, C), uint8)``, frames stacked on C.
+        action_space: A Box bounded by ``[-a, a]`` in every dimension, or Discrete.
+        hidden_sizes (tuple): Widths of the hidden layers of the actor's and the
+            critics' MLPs (DrQ's 1024, 1024 by default).
+        activation: Activation after every hidden layer.
+        feature_dim (int): Width of the features after the encoder (DrQ's 50).
+        conv_filters (int): Channels of each convolution (32).
+        conv_layers (int): Convolutions (4).
+        random_shift (int): Pixels of the random-shift augmentation (DrQ's 4); 0 turns
+            it off.
     """
 
-    def __init__(self, obs_shape: tuple, stack: int, act_dim: int, size: int):
-        h, w, channels = obs_shape
-        if stack < 1 or channels % stack:
-            raise ValueError(f"An observation of {channels} channels is not {stack} stacked "
-                             f"frames: stack must divide the channels.")
-        self.stack, self.frame_shape = stack, (h, w, channels // stack)
-        self.n_frames = size + stack * (size // 100 + 1)
-        self.frames = np.zeros((self.n_frames, *self.frame_shape), dtype=np.uint8)
-        self.newest = np.zeros(size, dtype=np.int64)  # g of each transition
-        self.act_buf = np.zeros((size, act_dim), dtype=np.float32)
-        self.rew_buf = np.zeros(size, dtype=np.float32)
-        self.done_buf = np.zeros(size, dtype=np.float32)
-        self.max_size = size
-        self.frames_written = 0  # frames ever stored; frame g sits at g % n_frames
-        self.stored = 0  # transitions ever stored; transition t sits at t % size
-        self.oldest = 0  # the oldest transition whose frames are all still in the ring
-        self._last_next = None  # the last next_obs stored, to recognise a new episode
+    pixels = True
+    obs_dtype = tf.uint8
+
+    def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (1024, 1024),
+                 activation: Callable = tf.nn.relu, feature_dim: int = 50,
+                 conv_filters: int = 32, conv_layers: int = 4, random_shift: int = 4):
+        self.obs_shape = tuple(int(n) for n in observation_space.shape)
+        self.discrete = isinstance(action_space, spaces.Discrete)
+        self.random_shift = int(random_shift)
+        self.encoder = PixelEncoder(self.obs_shape, conv_filters, conv_layers, name="encoder")
+        n_conv, f = self.encoder.out_dim, int(feature_dim)
+        self.critic_features = feature_layer(n_conv, f, "critic_features")
+        self.actor_features = feature_layer(n_conv, f, "actor_features")
+        if self.discrete:
+            n = int(action_space.n)
+            pi = core.CategoricalMLPActor(f, n, hidden_sizes, activation, name="pi_head")
+            q1, q2 = (core.DiscreteMLPQFunction(f, n, hidden_sizes, activation,
+                                                name=f"q{i}_head") for i in (1, 2))
+        else:
+            act_dim, act_limit = action_space.shape[0], float(action_space.high[0])
+            pi = core.SquashedGaussianMLPActor(f, act_dim, hidden_sizes, activation, act_limit,
+                                               name="pi_head")
+            q1, q2 = (core.MLPQFunction(f, act_dim, hidden_sizes, activation, name=f"q{i}_head")
+                      for i in (1, 2))
+        self.pi = FeatureSlice(pi, f, 2 * f, name="pi")
+        self.q1 = FeatureSlice(q1, 0, f, name="q1")
+        self.q2 = FeatureSlice(q2, 0, f, name="q2")
 
     @property
-    def size(self) -> int:
-        """Transitions that can be drawn."""
-        return self.stored - self.oldest
+    def actor_variables(self) -> list:
+        """The actor's own linear layer and its MLP (the encoder is the critics')."""
+        return self.actor_features.trainable_variables + self.pi.trainable_variables
 
     @property
-    def nbytes(self) -> int:
-        """Bytes the buffer's arrays take."""
-        return sum(a.nbytes for a in (self.frames, self.newest, self.act_buf, self.rew_buf,
-                                      self.done_buf))
+    def critic_variables(self) -> list:
+        """The encoder, the critics' linear layer and their MLPs."""
+        return (self.encoder.trainable_variables + self.critic_features.trainable_variables
+                + self.q1.trainable_variables + self.q2.trainable_variables)
 
-    def _frames_of(self, obs: np.ndarray) -> np.ndarray:
-        """``(stack, H, W, C)``: the frames of a stacked observation, oldest first."""
-        h, w, c = self.frame_shape
-        return obs.reshape(h, w, self.stack, c).transpose(2, 0, 1, 3)
+    @property
+    def models(self) -> tuple:
+        """Every Keras model of the actor-critic."""
+        return (self.encoder, self.critic_features, self.actor_features, self.pi, self.q1,
+                self.q2)
 
-    def _write(self, frames: np.ndarray) -> None:
-        for frame in frames:
-            self.frames[self.frames_written % self.n_frames] = frame
-            self.frames_written += 1
+    def features(self, obs, target=None):
+        """``[critic features | actor features]`` of uint8 images ``obs``; with ``target``
+        (the target actor-critic), the critic features are the target's (for obs2)."""
+        h = self.encoder(obs)
+        if target is None:
+            critic = self.critic_features(h)
+        else:
+            critic = target.critic_features(target.encoder(obs))
+        return tf.concat([critic, self.actor_features(tf.stop_gradient(h))], axis=-1)
 
-    def store(self, obs, act, rew, next_obs, done) -> None:
-        """Add one transition, overwriting the oldest when full."""
-        obs, next_obs = np.asarray(obs), np.asarray(next_obs)
-        if self._last_next is None or not np.array_equal(obs, self._last_next):
-            self._write(self._frames_of(obs))  # a new episode: its first stack
-        self._write(self._frames_of(next_obs)[-1:])
-        i = self.stored % self.max_size
-        self.newest[i] = self.frames_written - 1
-        self.act_buf[i], self.rew_buf[i], self.done_buf[i] = act, rew, done
-        self.stored += 1
-        self._last_next = next_obs.copy()
-        # Transitions whose oldest frame (that of obs) has been overwritten are dropped.
-        self.oldest = max(self.oldest, self.stored - self.max_size)
-        first_kept = self.frames_written - self.n_frames
-        while (self.oldest < self.stored
-               and self.newest[self.oldest % self.max_size] - self.stack < first_kept):
-            self.oldest += 1
+    def policy(self, obs, **kwargs):
+        """The actor on uint8 images: ``pi``'s outputs (same keyword arguments)."""
+        return self.pi.head(self.actor_features(self.encoder(obs)), **kwargs)
 
-    def _stacks(self, g: np.ndarray) -> np.ndarray:
-        """The observations whose newest frames are ``g`` (any shape), as
-        ``g.shape + (H, W, stack * C)`` uint8."""
-        offsets = np.arange(-self.stack + 1, 1)
-        frames = np.take(self.frames, (g[..., None] + offsets) % self.n_frames, axis=0)
-        h, w, c = self.frame_shape
-        lead = g.shape
-        frames = np.moveaxis(frames, len(lead), -2)  # (..., H, W, stack, C)
-        return frames.reshape(*lead, h, w, self.stack * c)
+    def critic(self, i: int, obs, act=None):
+        """Q values of critic ``i`` (0 or 1) on uint8 images."""
+        return (self.q1, self.q2)[i].head(self.critic_features(self.encoder(obs)), act)
 
-    def sample_batch(self, batch_size: int = 32, rng: np.random.Generator | None = None,
-                     n_batches: int | None = None) -> dict:
-        """A minibatch of ``batch_size`` transitions (with ``n_batches``, that many
-        independent minibatches stacked), as :meth:`ReplayBuffer.sample_batch` gives;
-        ``obs`` and ``obs2`` are uint8 stacks."""
-        rng = np.random.default_rng() if rng is None else rng
-        shape = (batch_size,) if n_batches is None else (n_batches, batch_size)
-        idxs = rng.integers(self.oldest, self.stored, size=shape) % self.max_size
-        g = np.take(self.newest, idxs)
-        return dict(obs=self._stacks(g - 1), obs2=self._stacks(g),
-                    act=np.take(self.act_buf, idxs, axis=0), rew=np.take(self.rew_buf, idxs),
-                    done=np.take(self.done_buf, idxs))
+    def act(self, obs, deterministic: bool = False) -> np.ndarray:
+        """Action(s) for one uint8 image or a batch of them, as numpy."""
+        obs = np.asarray(obs, dtype=np.uint8)
+        single = obs.ndim == 3
+        a, _ = self.policy(obs[None] if single else obs, deterministic=deterministic,
+                           with_logprob=False)
+        a = a.numpy()
+        return a[0] if single else a
+
+
+def random_shift(images, shifts, pad: int):
+    """DrQ's augmentation: each image padded by repeating its edge ``pad`` pixels, then
+    cropped back to its size at offset ``shifts[i]`` (rows, columns; each in
+    ``[0, 2 * pad]``), written as one gather of clipped indices per axis."""
+    h, w = images.shape[1], images.shape[2]
+    rows = tf.clip_by_value(tf.range(h)[None, :] + shifts[:, :1] - pad, 0, h - 1)
+    cols = tf.clip_by_value(tf.range(w)[None, :] + shifts[:, 1:] - pad, 0, w - 1)
+    return tf.gather(tf.gather(images, rows, axis=1, batch_dims=1), cols, axis=2,
+                     batch_dims=1)
+
+
+def pixel_losses(losses: Callable, ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma, shifts):
+    """``losses`` (SAC's continuous or discrete losses) on images: ``o`` and ``o2``
+    shifted by ``shifts`` (``[2 * batch, 2]``: obs first), then encoded (see
+    :meth:`PixelActorCritic.features`)."""
+    if ac.random_shift:
+        batch = tf.shape(o)[0]
+        o = random_shift(o, shifts[:batch], ac.random_shift)
+        o2 = random_shift(o2, shifts[batch:], ac.random_shift)
+    return losses(ac, ac_targ, ac.features(o), a, r, ac.features(o2, target=ac_targ), d,
+                  noise, alpha, gamma)
+
+
+def shift_draws(rng: np.random.Generator, ac, n_updates: int, batch_size: int) -> np.ndarray:
+    """The random shifts of ``n_updates`` minibatches' obs and obs2, int32."""
+    return rng.integers(0, 2 * ac.random_shift + 1, size=(n_updates, 2 * batch_size, 2),
+                        dtype=np.int32)

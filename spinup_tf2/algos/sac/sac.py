@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from spinup_tf2 import envs, rundir
-from spinup_tf2.algos.sac import core, recurrent
+from spinup_tf2.algos.sac import core, pixels, recurrent
 from spinup_tf2.algos.sac.checks import (
     check_ac_kwargs,
     check_finite,
@@ -26,6 +26,7 @@ from spinup_tf2.algos.sac.checks import (
     check_sac_args,
     check_spaces,
     default_target_entropy,
+    is_image_space,
     make_env,
     run_settings,
 )
@@ -143,10 +144,18 @@ def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs
     return ac, ac_targ
 
 
-def pick_actor_critic(actor_critic, discrete: bool, ac_kwargs: dict):
-    """``actor_critic``, or for the default on a Discrete action space the discrete
-    one, after checking that it takes ``ac_kwargs``."""
-    if discrete and actor_critic is core.MLPActorCritic:
+def pick_actor_critic(actor_critic, discrete: bool, ac_kwargs: dict, images: bool = False):
+    """``actor_critic``, or for the default on image observations the pixel one
+    (:mod:`pixels`), on a Discrete action space the discrete one, after checking that it
+    takes ``ac_kwargs``."""
+    if images and getattr(actor_critic, "recurrent", False):
+        raise SpinupError("sac() got image observations with a recurrent actor-critic "
+                          "(--recurrent), which reads vector observations only. Nothing was "
+                          "written. Drop --recurrent (frame stacking, as --pixels does, "
+                          "gives the policy the recent past).")
+    if images and actor_critic is core.MLPActorCritic:
+        actor_critic = pixels.PixelActorCritic
+    elif discrete and actor_critic is core.MLPActorCritic:
         actor_critic = core.DiscreteMLPActorCritic
     check_ac_kwargs(actor_critic, ac_kwargs)
     return actor_critic
@@ -166,8 +175,8 @@ def make_tuner(tuner_args: tuple | None, action_space, lr: float) -> EntropyTune
 def make_optimizers(ac, lr: float) -> tuple[Adam, Adam]:
     """Separate Adam optimizers for the policy and the Q functions, with TF1's
     Adam defaults (epsilon 1e-8) as in Spinning Up."""
-    pi_optimizer = Adam(ac.pi.trainable_variables, lr)
-    q_optimizer = Adam(ac.q1.trainable_variables + ac.q2.trainable_variables, lr)
+    pi_optimizer = Adam(core.actor_variables(ac), lr)
+    q_optimizer = Adam(core.critic_variables(ac), lr)
     return pi_optimizer, q_optimizer
 
 
@@ -243,12 +252,13 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
     applied. The returned dict holds the diagnostics named in
     ``update.logged_keys``.
     """
-    pi_vars = ac.pi.trainable_variables
-    q_vars = ac.q1.trainable_variables + ac.q2.trainable_variables
+    pi_vars, q_vars = core.actor_variables(ac), core.critic_variables(ac)
     update_targets = make_polyak_update(ac, ac_targ, polyak)
     compute_losses = discrete_losses if getattr(ac, "discrete", False) else continuous_losses
     if getattr(ac, "recurrent", False):  # the same losses, on windows of memory features
         compute_losses = functools.partial(recurrent.sequence_losses, compute_losses)
+    if getattr(ac, "pixels", False):  # the same losses, on features of shifted images
+        compute_losses = functools.partial(pixels.pixel_losses, compute_losses)
 
     def update(o, a, r, o2, d, noise, *windows):
         alpha_t = tuner.alpha() if tuner is not None else alpha
@@ -436,7 +446,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     env, test_env = make_env(env_fn), make_env(env_fn)
     discrete, obs_dim, act_dim, n_noise = check_spaces(
         env.observation_space, envs.policy_action_space(env), normalize_obs)
-    actor_critic = config["actor_critic"] = pick_actor_critic(actor_critic, discrete, ac_kwargs)
+    actor_critic = config["actor_critic"] = pick_actor_critic(
+        actor_critic, discrete, ac_kwargs, is_image_space(env.observation_space))
     unrecorded = record_env(config, env)
     videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded)
 
@@ -454,9 +465,10 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
                                       ac_kwargs, normalizer)
-    check_memory(replay_size, obs_dim, act_dim, n_procs, getattr(ac, "state_size", 0))
+    check_memory(replay_size, obs_dim, act_dim, n_procs, getattr(ac, "state_size", 0),
+                 envs.frame_stack(env))
     replay_buffer, get_action, saved_model = buffer_agent_and_export(
-        ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete)
+        ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete, envs.frame_stack(env))
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
@@ -544,9 +556,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         if t >= local_update_after and t % update_every == 0:
             if normalizer is not None:
                 normalizer.update()  # with the observations since the last block
-            inputs = update_inputs(replay_buffer, batch_size, rng,
-                                   update_every * updates_per_step, 0 if discrete else act_dim)
-            info = {k: np.asarray(v) for k, v in update_block(*inputs).items()}
+            info = run_updates(update_block, replay_buffer, batch_size, rng,
+                               update_every * updates_per_step, 0 if discrete else act_dim, ac)
             check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
             logger.store(**info)
             get_action.refresh()
@@ -560,19 +571,22 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     return ac
 
 
-def buffer_agent_and_export(ac, obs_dim: int, act_dim: int, replay_size: int,
-                            rng: np.random.Generator, n_noise: int, discrete: bool) -> tuple:
+def buffer_agent_and_export(ac, obs_dim: int | tuple, act_dim: int, replay_size: int,
+                            rng: np.random.Generator, n_noise: int, discrete: bool,
+                            frame_stack: int = 1) -> tuple:
     """``(replay_buffer, get_action, saved_model)`` for ``ac``: the replay buffer, the
     acting function ``get_action(o, deterministic=False)`` and the module ``tf2_save/``
     holds; for a recurrent actor-critic, the window buffer, an agent that carries the
-    episode's memory, and the export that takes it (:mod:`recurrent`)."""
+    episode's memory, and the export that takes it (:mod:`recurrent`); for images, a
+    buffer of ``frame_stack``-frame observations that stores each frame once."""
     if getattr(ac, "recurrent", False):
         return (recurrent.SequenceReplayBuffer.for_actor_critic(ac, obs_dim, act_dim,
                                                                 replay_size),
                 recurrent.RecurrentAgent(ac, rng, n_noise),
                 recurrent.RecurrentExport(ac, obs_dim, n_noise))
-    return (ReplayBuffer(obs_dim, act_dim, replay_size),
-            make_get_action(ac, rng, n_noise, discrete),
+    buffer = (pixels.FrameReplayBuffer(obs_dim, frame_stack, act_dim, replay_size)
+              if isinstance(obs_dim, tuple) else ReplayBuffer(obs_dim, act_dim, replay_size))
+    return (buffer, make_get_action(ac, rng, n_noise, discrete),
             core.ActorCriticExport(ac, obs_dim, n_noise))
 
 
@@ -585,15 +599,39 @@ def process_shares(n_procs: int, steps_per_epoch: int, start_steps: int, update_
 
 
 def update_inputs(replay_buffer, batch_size: int, rng: np.random.Generator, n_updates: int,
-                  noise_dim: int) -> list:
+                  noise_dim: int, ac=None) -> list:
     """The arrays one update block takes: ``n_updates`` minibatches (``BATCH_KEYS``), the
     policy's noise at o and o2 of every transition drawn (of every step, for windows), and
-    a window buffer's ``recurrent.SEQUENCE_KEYS``."""
+    a window buffer's ``recurrent.SEQUENCE_KEYS``, or for a pixel actor-critic ``ac`` the
+    random shifts of the images."""
     batch = replay_buffer.sample_batch(batch_size, rng, n_batches=n_updates)
     noise = rng.standard_normal((n_updates, 2 * batch["rew"][0].size, noise_dim),
                                 dtype=np.float32)
+    extra = ([pixels.shift_draws(rng, ac, n_updates, batch_size)]
+             if getattr(ac, "pixels", False) else [])
     return ([batch[k] for k in BATCH_KEYS] + [noise]
-            + [batch[k] for k in recurrent.SEQUENCE_KEYS if k in batch])
+            + [batch[k] for k in recurrent.SEQUENCE_KEYS if k in batch] + extra)
+
+
+# Image minibatches are drawn this many bytes of observations at a time, not a whole
+# block at once (50 minibatches of 512 stacked 84x84x9 images would be 3.2 GB).
+IMAGE_CHUNK_BYTES = 1 << 28
+
+
+def run_updates(update_block: Callable, replay_buffer, batch_size: int,
+                rng: np.random.Generator, n_updates: int, noise_dim: int, ac) -> dict:
+    """Run ``n_updates`` updates (:func:`update_inputs`, then ``update_block``) and return
+    their diagnostics as numpy; in one call, or for images in equal chunks of at most
+    :data:`IMAGE_CHUNK_BYTES` of observations."""
+    chunk = n_updates
+    if getattr(ac, "pixels", False):
+        per_update = 2 * batch_size * int(np.prod(ac.obs_shape))
+        chunk = max(1, min(n_updates, IMAGE_CHUNK_BYTES // per_update))
+        while n_updates % chunk:
+            chunk -= 1
+    infos = [update_block(*update_inputs(replay_buffer, batch_size, rng, chunk, noise_dim, ac))
+             for _ in range(n_updates // chunk)]
+    return {k: np.concatenate([np.asarray(i[k]) for i in infos]) for k in infos[0]}
 
 
 def record_env(config: dict, env) -> str | None:
@@ -626,8 +664,9 @@ def test_agent(test_env, get_action: Callable, n_episodes: int, max_ep_len: int,
 def log_param_counts(logger: EpochLogger, ac) -> None:
     """Print the number of parameters of pi, q1, q2 and in all, as Spinning Up does."""
     var_counts = tuple(core.count_vars(m) for m in (ac.pi, ac.q1, ac.q2))
+    total = core.count_vars(ac)  # with a pixel actor-critic's encoder and feature layers
     logger.log("\nNumber of parameters: \t pi: %d, \t q1: %d, \t q2: %d, \t total: %d\n"
-               % (var_counts + (sum(var_counts),)))
+               % (var_counts + (total,)))
 
 
 def log_epoch(logger: EpochLogger, epoch: int, total_env_interacts: int, elapsed: float,
