@@ -423,6 +423,26 @@ def ensure_registered(env_id) -> None:
         import shimmy
 
         gym.register_envs(shimmy)
+        # Shimmy registers each task by a functools.partial, which an EnvSpec cannot write
+        # as JSON: re-registered by name, a run's config.json records them like any other.
+        for name, spec in list(gym.registry.items()):
+            kwargs = getattr(spec.entry_point, "keywords", {})
+            if name.startswith("dm_control/") and "domain_name" in kwargs:
+                gym.registry[name] = dataclasses.replace(
+                    spec, entry_point="spinup_tf2.envs:dm_control_suite",
+                    kwargs=dict(spec.kwargs, **kwargs))
+
+
+def dm_control_suite(domain_name: str, task_name: str, **kwargs):
+    """A DeepMind Control Suite task as Shimmy makes it (``dm_control/<domain>-<task>-v0``;
+    ``kwargs``: Shimmy's, e.g. ``render_mode``, ``render_kwargs``, ``task_kwargs``)."""
+    import dm_control.suite
+    from shimmy.dm_control_compatibility import DmControlCompatibilityV0
+
+    env_kwargs = {k: kwargs.pop(k) for k in ("task_kwargs", "environment_kwargs",
+                                             "visualize_reward") if k in kwargs}
+    return DmControlCompatibilityV0(dm_control.suite.load(domain_name, task_name,
+                                                          **env_kwargs), **kwargs)
 
 
 def register_envs() -> None:

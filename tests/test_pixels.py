@@ -1,7 +1,11 @@
 """The pixel replay buffer: each frame stored once, stacks rebuilt exactly."""
 
+import json
+import os
+
 import numpy as np
 import pytest
+from helpers import cli, column, rows
 
 from spinup_tf2.algos.sac.frame_buffer import FrameReplayBuffer
 
@@ -79,3 +83,193 @@ def test_a_hundred_thousand_84x84_frames_stacked_by_3_take_about_2_1_gb():
 def test_an_observation_that_is_not_a_stack_is_refused():
     with pytest.raises(ValueError, match="stack must divide the channels"):
         FrameReplayBuffer((84, 84, 8), 3, act_dim=1, size=10)
+
+
+# --- SAC from pixels: the actor-critic, the run, the checkpoint -----------------------
+
+def test_random_shift_is_edge_padding_then_a_crop():
+    import tensorflow as tf
+
+    from spinup_tf2.algos.sac.pixels import random_shift
+
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, (5, 12, 10, 6), dtype=np.uint8)
+    shifts = rng.integers(0, 9, (5, 2), dtype=np.int32)
+    got = random_shift(tf.constant(images), tf.constant(shifts), 4).numpy()
+    padded = np.pad(images, ((0, 0), (4, 4), (4, 4), (0, 0)), mode="edge")
+    want = np.stack([p[dy:dy + 12, dx:dx + 10] for p, (dy, dx) in zip(padded, shifts)])
+    np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(got, images)
+
+
+def pixel_actor_critics(shape=(16, 16, 6), discrete=False):
+    import gymnasium as gym
+    import keras
+
+    from spinup_tf2.algos.sac import pixels
+    from spinup_tf2.algos.sac import sac as sac_mod
+
+    keras.utils.set_random_seed(0)
+    act = gym.spaces.Discrete(3) if discrete else gym.spaces.Box(-1, 1, (2,), np.float32)
+    return sac_mod.build_actor_critics(
+        pixels.PixelActorCritic, gym.spaces.Box(0, 255, shape, np.uint8), act,
+        dict(hidden_sizes=(16, 16), feature_dim=8, conv_filters=4))
+
+
+@pytest.mark.parametrize("discrete", [False, True])
+def test_the_encoder_learns_from_the_critics_only(discrete):
+    """DrQ's gradient routing: the policy loss reaches the actor's own layers and nothing
+    of the encoder; the Q loss reaches the encoder and nothing of the actor."""
+    import functools
+
+    import tensorflow as tf
+
+    from spinup_tf2.algos.sac import pixels
+    from spinup_tf2.algos.sac import sac as sac_mod
+
+    ac, ac_targ = pixel_actor_critics(discrete=discrete)
+    rng = np.random.default_rng(1)
+    o, o2 = (rng.integers(0, 256, (8, 16, 16, 6), dtype=np.uint8) for _ in range(2))
+    a = (rng.integers(0, 3, (8, 1)) if discrete else rng.uniform(-1, 1, (8, 2))).astype(
+        np.float32)
+    base = sac_mod.discrete_losses if discrete else sac_mod.continuous_losses
+    losses = functools.partial(pixels.pixel_losses, base)
+    shifts = pixels.shift_draws(rng, ac, 1, 8)[0]
+    with tf.GradientTape(persistent=True) as tape:
+        loss_pi, loss_q1, loss_q2, _, _, logp_pi = losses(
+            ac, ac_targ, o, a, np.ones(8, np.float32), o2, np.zeros(8, np.float32),
+            rng.standard_normal((16, 3 if discrete else 2)).astype(np.float32), 0.1, 0.99,
+            shifts)
+        loss_q = loss_q1 + loss_q2
+        policy_only = tf.reduce_sum(logp_pi)  # what the actor computes from its features
+    encoder = ac.encoder.trainable_variables
+    # The actor reads the encoder through a stop-gradient, and the policy step moves only
+    # its own variables (the Q values in its loss are the critics', not updated by it).
+    assert all(g is None or not np.any(g.numpy())
+               for g in tape.gradient(policy_only, encoder))
+    assert not {id(v) for v in encoder} & {id(v) for v in ac.actor_variables}
+    assert all(g is None or not np.any(g.numpy())
+               for g in tape.gradient(loss_q, ac.actor_variables))
+    assert all(g is not None and np.any(g.numpy()) for g in tape.gradient(loss_q, encoder))
+    assert all(g is not None for g in tape.gradient(loss_pi, ac.actor_variables))
+    # The target's encoder is averaged with the critics, as theirs.
+    names = [v.path for v in ac_targ.critic_variables]
+    assert any("encoder" in n for n in names) and any("critic_features" in n for n in names)
+
+
+def test_frame_buffer_checkpoint_is_compressed_and_read_back_in_place(tmp_path):
+    from spinup_tf2.training.checkpoint import NpzArrays, write_npz
+
+    rng = np.random.default_rng(0)
+    buf = FrameReplayBuffer((H, W, 3 * C), 3, 2, 60)
+    for o, a, r, o2, d in episodes(rng, 3, [7, 30, 1, 45]):
+        buf.store(o, a, r, o2, d)
+    buf.frames[:] = buf.frames // 128  # frames compress (camera images do, noise does not)
+    path = str(tmp_path / "arrays.npz")
+    write_npz(path, buf.state_arrays(), compress=True)
+    import zipfile
+
+    info = zipfile.ZipFile(path).getinfo("buf_frames.npy")
+    assert info.compress_type == zipfile.ZIP_DEFLATED
+    assert info.compress_size < info.file_size / 2
+    back = FrameReplayBuffer((H, W, 3 * C), 3, 2, 60)
+    with np.load(path) as data:
+        back.load_state_arrays(NpzArrays(data))
+    a = buf.sample_batch(50, np.random.default_rng(3))
+    b = back.sample_batch(50, np.random.default_rng(3))
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+    o, a_, r, o2, d = episodes(rng, 3, [2])[0]  # and it goes on storing as the original
+    buf.store(o, a_, r, o2, d), back.store(o, a_, r, o2, d)
+    assert (buf.stored, buf.oldest, buf.frames_written) == (back.stored, back.oldest,
+                                                            back.frames_written)
+
+
+def test_a_replay_size_that_does_not_fit_is_refused_with_one_that_does():
+    import psutil
+
+    from spinup_tf2.algos.sac.checks import check_memory
+    from spinup_tf2.errors import SpinupError
+
+    too_many = int(2 * psutil.virtual_memory().available / (84 * 84 * 3))
+    with pytest.raises(SpinupError, match=r"replay_size=\d+: .* GiB, more than .* free here\. "
+                                          r"Give replay_size at most \d+") as err:
+        check_memory(too_many, (84, 84, 9), 6, frame_stack=3)
+    fits = int(str(err.value).split("at most ")[1].split(".")[0])
+    assert 0 < fits < too_many
+    check_memory(fits, (84, 84, 9), 6, frame_stack=3)  # the size it offers is accepted
+
+
+PIXEL_TINY = dict(steps_per_epoch=200, start_steps=100, update_after=100, update_every=50,
+                  batch_size=16, num_test_episodes=1, max_ep_len=100, replay_size=2000,
+                  ac_kwargs=dict(hidden_sizes=(16, 16), feature_dim=8, conv_filters=4))
+
+
+def pendulum_pixels():
+    from spinup_tf2 import envs
+
+    return envs.make_pixels("Pendulum-v1", 32, 2, 2)
+
+
+def test_pixel_run_resumes_exactly_and_ships(tmp_path):
+    """--pixels' environment (Pendulum rendered at 32x32, 2 frames, action repeat 2, in
+    its own process): sac() picks the pixel actor-critic, a resumed run equals a straight
+    one, test_policy replays the run on the same pixel task, and the exports take uint8
+    frames and agree with the SavedModel."""
+    from spinup_tf2 import sac
+    from spinup_tf2.algos.sac.pixels import PixelActorCritic
+    from spinup_tf2.policy.export import export_policy
+    from spinup_tf2.utils.test_policy import load_policy_and_env, run_policy
+
+    straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
+    ac = sac(pendulum_pixels, epochs=2, **PIXEL_TINY, logger_kwargs=dict(output_dir=straight))
+    assert isinstance(ac, PixelActorCritic)
+    sac(pendulum_pixels, epochs=1, **PIXEL_TINY, logger_kwargs=dict(output_dir=resumed))
+    sac(pendulum_pixels, epochs=2, resume=True, **PIXEL_TINY,
+        logger_kwargs=dict(output_dir=resumed))
+    assert rows(straight) == rows(resumed) and len(rows(straight)[1]) == 2
+    config = json.load(open(os.path.join(straight, "config.json")))
+    wrappers = config["env_spec"]["additional_wrappers"]
+    assert wrappers[0]["entry_point"] == "spinup_tf2.envs:PixelObservation"
+
+    env, get_action = load_policy_and_env(straight, deterministic=True)
+    assert env.observation_space.shape == (32, 32, 6) and env.observation_space.dtype == np.uint8
+    run_policy(env, get_action, max_ep_len=20, num_episodes=1, render=False)
+    for fmt in ("onnx", "tflite"):
+        result = export_policy(straight, fmt, str(tmp_path / f"policy.{fmt}"))
+        assert tuple(result["obs_dim"]) == (32, 32, 6) and result["max_abs_diff"] <= 1e-5
+
+
+def test_pixels_on_the_command_line(tmp_path):
+    out = cli("sac", "--env", "Pendulum-v1", "--pixels", "--image_size", "32", "--frame_stack",
+              "2", "--action_repeat", "2", "--epochs", "1", "--steps_per_epoch", "200",
+              "--start_steps", "100", "--update_after", "100", "--batch_size", "16",
+              "--num_test_episodes", "1", "--replay_size", "1000", "--hid", "[16,16]",
+              "--exp_name", "pix", "--data_dir", str(tmp_path))
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    run = tmp_path / "pix" / "pix_s0"
+    config = json.load(open(run / "config.json"))
+    assert config["env_spec"]["additional_wrappers"][0]["kwargs"] == dict(
+        size=32, frame_stack=2, action_repeat=2)
+    assert len(rows(str(run))[1]) == 1
+    bad = cli("sac", "--env", "Pendulum-v1", "--action_repeat", "4", "--data_dir",
+              str(tmp_path))
+    assert bad.returncode != 0 and "has no --pixels" in bad.stderr + bad.stdout
+
+
+@pytest.mark.slow
+def test_sac_learns_from_pixels(tmp_path):
+    """A task seen only as an image (a dot to bring to the centre; random policies score
+    about -30) is learned in 4,000 steps, about a minute on 2 cores."""
+    from pixel_tasks import DotToCentre
+
+    from spinup_tf2 import sac
+
+    out = str(tmp_path / "dot")
+    sac(DotToCentre, epochs=4, steps_per_epoch=1000, start_steps=500, update_after=500,
+        batch_size=64, num_test_episodes=5, max_ep_len=40, alpha="auto_0.1",
+        replay_size=20000, ac_kwargs=dict(hidden_sizes=(64, 64), feature_dim=32,
+                                          conv_filters=16), logger_kwargs=dict(output_dir=out))
+    train = column(out, "AverageEpRet")
+    test = column(out, "AverageTestEpRet")
+    assert train[0] < -20 and max(test[-2:]) > -20 and train[-1] > -18, (train, test)

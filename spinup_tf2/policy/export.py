@@ -35,7 +35,7 @@ import numpy as np
 
 from spinup_tf2 import rundir
 from spinup_tf2.errors import SpinupError, cli_main, is_installed
-from spinup_tf2.policy.load import is_recurrent, load_saved_model, obs_dim_of
+from spinup_tf2.policy.load import is_recurrent, load_saved_model, obs_dim_of, obs_spec_of
 from spinup_tf2.tf_setup import import_tensorflow, quiet_stderr
 
 FORMATS = {"onnx": ".onnx", "tflite": ".tflite"}
@@ -84,8 +84,8 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
 
     tf = import_tensorflow()
     model = load_saved_model(folder, trust_saved_model)
-    obs_dim = obs_dim_of(model)
-    sig = [tf.TensorSpec([None, obs_dim], tf.float32, name="obs")]
+    obs_dim, obs_spec = obs_dim_of(model), obs_spec_of(model)
+    sig = [tf.TensorSpec(obs_spec.shape, obs_spec.dtype, name="obs")]
     memory = is_recurrent(model)
     if memory:
         state_size = int(model.mu.concrete_functions[0].structured_input_signature[0][1]
@@ -110,8 +110,7 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
             if memory:
                 checked, actions, expected = _check_over_episodes(fpath, model, run)
             else:
-                obs = np.random.default_rng(0).normal(0.0, 3.0, size=(CHECK_OBS, obs_dim))
-                obs = obs.astype(np.float32)
+                obs = random_observations(obs_dim, obs_spec.dtype.as_numpy_dtype)
                 actions = run(obs=obs)["action"]
                 expected = model.mu(tf.constant(obs)).numpy()
                 checked = f"{CHECK_OBS} random observations"
@@ -266,6 +265,15 @@ def _tflite_runner(path: str):
     return runtime, run
 
 
+def random_observations(obs_dim: int | tuple, dtype) -> np.ndarray:
+    """:data:`CHECK_OBS` observations to check an export on: normal with scale 3 (float),
+    or uniform over 0..255 (uint8 images, ``obs_dim`` their shape)."""
+    rng = np.random.default_rng(0)
+    if np.dtype(dtype) == np.uint8:
+        return rng.integers(0, 256, size=(CHECK_OBS, *obs_dim), dtype=np.uint8)
+    return rng.normal(0.0, 3.0, size=(CHECK_OBS, obs_dim)).astype(np.float32)
+
+
 def _normalizes(fpath: str) -> bool:
     return bool((rundir.read_config(fpath) or {}).get("normalize_obs", False))
 
@@ -281,7 +289,9 @@ def describe(result: dict) -> str:
     return "\n".join([
         f"Wrote the deterministic policy of {result['saved_model']} to {result['path']}: "
         f"{kind}, {result['bytes']:,} bytes.",
-        f"  input  'obs':    float32 [batch, {result['obs_dim']}], raw observations"
+        (f"  input  'obs':    uint8 [batch, {', '.join(map(str, result['obs_dim']))}], the "
+         f"environment's raw frames" if isinstance(result["obs_dim"], (tuple, list)) else
+         f"  input  'obs':    float32 [batch, {result['obs_dim']}], raw observations")
         + (" (the run's observation normalizer is inside)" if result["normalize_obs"] else ""),
         *([f"  input  'state':  float32 [batch, {result['state_size']}], the memory: zeros at "
            f"an episode's start, then the 'next_state' of the step before"]

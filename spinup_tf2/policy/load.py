@@ -168,8 +168,10 @@ def load_tf2_policy(fpath: str, deterministic: bool = False, trust_saved_model: 
 
         get_action.reset = reset
     else:
+        obs_dtype = obs_spec_of(model).dtype  # uint8 for images, else float32
+
         def get_action(x):
-            x = tf.convert_to_tensor([x], dtype=tf.float32)
+            x = tf.convert_to_tensor([x], dtype=obs_dtype)
             return action_fn(x)[0].numpy()
 
     get_action.model = model  # the loaded functions need the model (its variables) alive
@@ -181,9 +183,15 @@ def is_recurrent(model) -> bool:
     return len(model.mu.concrete_functions[0].structured_input_signature[0]) == 2
 
 
-def obs_dim_of(model) -> int:
-    """The observation width a SavedModel's ``mu`` takes."""
-    return int(model.mu.concrete_functions[0].structured_input_signature[0][0].shape[1])
+def obs_spec_of(model):
+    """The TensorSpec of the observations a SavedModel's ``mu`` takes."""
+    return model.mu.concrete_functions[0].structured_input_signature[0][0]
+
+
+def obs_dim_of(model) -> int | tuple:
+    """The observation width a SavedModel's ``mu`` takes, or an image's shape."""
+    shape = tuple(int(n) for n in obs_spec_of(model).shape[1:])
+    return shape[0] if len(shape) == 1 else shape
 
 
 # The operations a policy's functions may run: arithmetic, activations, random draws and

@@ -314,10 +314,12 @@ def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
                 obs, r, terminated, truncated, info = env.step(args[0])
                 reply = (obs, r, terminated, truncated, info, frame(env))
             elif cmd == "rng":
+                # (DeepMind Control's, through Shimmy, is a legacy RandomState)
                 generator = env.unwrapped.np_random
+                bits = getattr(generator, "bit_generator", None) or generator._bit_generator
                 if args[0] is not None:
-                    generator.bit_generator.state = args[0]
-                reply = generator.bit_generator.state
+                    bits.state = args[0]
+                reply = bits.state
             else:
                 env.close()
                 return
