@@ -420,6 +420,9 @@ def ensure_registered(env_id) -> None:
 
     if (isinstance(env_id, str) and env_id.startswith("dm_control/")
             and env_id not in gym.registry and importlib.util.find_spec("shimmy")):
+        from spinup_tf2.policy.video import use_headless_gl
+
+        use_headless_gl()  # before dm_control is imported: it picks its GL platform then
         import shimmy
 
         gym.register_envs(shimmy)
