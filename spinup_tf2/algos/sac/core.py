@@ -195,7 +195,7 @@ class ActorCritic:
     """What the actor-critics share: their variables, acting, and the calls on
     observations the export uses (:meth:`policy`, :meth:`critic`)."""
 
-    obs_dtype = tf.float32  # what the observations are fed as
+    obs_dtype, obs_rank = tf.float32, 1  # what an observation is fed as: vectors
 
     @property
     def actor_variables(self) -> list:
@@ -228,10 +228,10 @@ class ActorCritic:
 
     def act(self, obs, deterministic: bool = False) -> np.ndarray:
         """Action(s) for a numpy observation (batch or single), as numpy."""
-        obs = np.asarray(obs, dtype=np.float32)
-        single = obs.ndim == 1
-        a, _ = self.pi(obs[None] if single else obs, deterministic=deterministic,
-                       with_logprob=False)
+        obs = np.asarray(obs, dtype=self.obs_dtype.as_numpy_dtype)
+        single = obs.ndim == self.obs_rank
+        a, _ = self.policy(obs[None] if single else obs, deterministic=deterministic,
+                           with_logprob=False)
         a = a.numpy()
         return a[0] if single else a
 

@@ -104,7 +104,7 @@ class PixelActorCritic(core.ActorCritic):
     """
 
     pixels = True
-    obs_dtype = tf.uint8
+    obs_dtype, obs_rank = tf.uint8, 3
 
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (1024, 1024),
                  activation: Callable = tf.nn.relu, feature_dim: int = 50,
@@ -165,15 +165,6 @@ class PixelActorCritic(core.ActorCritic):
     def critic(self, i: int, obs, act=None):
         """Q values of critic ``i`` (0 or 1) on uint8 images."""
         return (self.q1, self.q2)[i].head(self.critic_features(self.encoder(obs)), act)
-
-    def act(self, obs, deterministic: bool = False) -> np.ndarray:
-        """Action(s) for one uint8 image or a batch of them, as numpy."""
-        obs = np.asarray(obs, dtype=np.uint8)
-        single = obs.ndim == 3
-        a, _ = self.policy(obs[None] if single else obs, deterministic=deterministic,
-                           with_logprob=False)
-        a = a.numpy()
-        return a[0] if single else a
 
 
 def random_shift(images, shifts, pad: int):
