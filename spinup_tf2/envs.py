@@ -111,6 +111,23 @@ def check_trusted(ref, where: str) -> None:
             f"(trust_pickle=True).")
 
 
+def has_display() -> bool:
+    """True if a window could be opened (X11 or Wayland)."""
+    import os
+
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def use_headless_gl() -> None:
+    """Without a display, let MuJoCo render off-screen through EGL, unless the user
+    chose a platform (``MUJOCO_GL``). Call before the first MuJoCo environment is made."""
+    import os
+
+    if not has_display() and "MUJOCO_GL" not in os.environ:
+        os.environ["MUJOCO_GL"] = "egl"
+        os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
+
+
 def quiet_mujoco() -> None:
     """Keep MuJoCo's warnings about gymnasium's own model files (the ``settotalmass``
     deprecation, printed each time a -v5 task is made) out of the user's output; any other
@@ -141,11 +158,6 @@ def make(ref: str, render_mode: str | None = None):
         state = spec.pop(STATE_KEY, None)
         ref = json.dumps(spec)
     target = EnvSpec.from_json(ref) if ref.startswith("{") else ref
-    if is_pixel_ref(ref) and not in_own_process():
-        # MuJoCo's off-screen rendering crashes a process that has loaded TensorFlow.
-        from spinup_tf2.policy.video import RenderingEnv
-
-        return RenderingEnv(ref, render_mode)
     quiet_mujoco()
     env = gym.make(target, render_mode=render_mode) if render_mode else gym.make(target)
     if state:
@@ -228,26 +240,6 @@ def pixel_ref(env_name: str, size: int = 84, frame_stack: int = 3, action_repeat
                           dict(size=size, frame_stack=frame_stack,
                                action_repeat=action_repeat))
     return dataclasses.replace(spec, kwargs=kwargs, additional_wrappers=(wrapper,)).to_json()
-
-
-def make_pixels(env_name: str, size: int = 84, frame_stack: int = 3, action_repeat: int = 1,
-                **env_kwargs):
-    """``env_name`` as a pixel task (:func:`pixel_ref`), made by :func:`make`: in its own
-    process when this one has loaded TensorFlow. The ``env_fn`` of ``--pixels``."""
-    return make(pixel_ref(env_name, size, frame_stack, action_repeat, **env_kwargs))
-
-
-# Set in a process that hosts environments for another (RenderingEnv's worker).
-HOSTING = {"environments": False}
-
-
-def in_own_process() -> bool:
-    """Whether environments made here are already in a process of their own: a
-    rendering worker, or a worker of gymnasium's AsyncVectorEnv (daemonic, so it could
-    not start another)."""
-    import multiprocessing as mp
-
-    return HOSTING["environments"] or mp.current_process().daemon
 
 
 def is_pixel_ref(ref: str) -> bool:
@@ -420,8 +412,6 @@ def ensure_registered(env_id) -> None:
 
     if (isinstance(env_id, str) and env_id.startswith("dm_control/")
             and env_id not in gym.registry and importlib.util.find_spec("shimmy")):
-        from spinup_tf2.policy.video import use_headless_gl
-
         use_headless_gl()  # before dm_control is imported: it picks its GL platform then
         import shimmy
 

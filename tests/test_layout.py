@@ -17,7 +17,7 @@ LAYERS = [
      "utils.aggregate", "utils.errors", "utils.tf_setup"],
     ["rundir", "envs", "utils.mpi_tools", "utils.mpi_tf2"],
     ["utils.logx", "policy.*", "training.*", "algos.sac.core", "algos.sac.fast_path",
-     "algos.sac.checks"],
+     "algos.sac.checks", "algos.sac.frame_buffer"],
     ["algos.sac.sac", "algos.*"],
     ["launch.*", "utils.run_utils", "utils.plot", "utils.test_policy"],
     ["run", "__init__", "__main__"],

@@ -206,9 +206,9 @@ PIXEL_TINY = dict(steps_per_epoch=200, start_steps=100, update_after=100, update
 
 
 def pendulum_pixels():
-    from spinup_tf2 import envs
+    from spinup_tf2.policy.video import make_pixels
 
-    return envs.make_pixels("Pendulum-v1", 32, 2, 2)
+    return make_pixels("Pendulum-v1", 32, 2, 2)
 
 
 def test_pixel_run_resumes_exactly_and_ships(tmp_path):

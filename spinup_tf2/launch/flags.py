@@ -31,7 +31,7 @@ RUN_ARG_NAMES = {"ray_address": "address", "ray_worker_dir": "worker_dir"}
 # On/off flags the launcher turns into arguments, and their defaults: --recurrent is
 # actor_critic=RecurrentActorCritic (see processes.experiment_command).
 SWITCHES = {"recurrent": False, "pixels": False}
-# How --pixels makes its pixel task (spinup_tf2.envs.make_pixels), and the defaults.
+# How --pixels makes its pixel task (spinup_tf2.policy.video.make_pixels), and the defaults.
 PIXEL_OPTIONS = {"action_repeat": 1, "frame_stack": 3, "image_size": 84}
 
 # Flags whose values are always names, never parsed as Python.

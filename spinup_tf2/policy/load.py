@@ -16,7 +16,7 @@ import joblib
 
 from spinup_tf2 import envs, rundir
 from spinup_tf2.errors import SpinupError
-from spinup_tf2.policy.video import RenderingEnv
+from spinup_tf2.policy.video import RenderingEnv, make_isolated
 from spinup_tf2.tf_setup import import_tensorflow
 
 
@@ -132,7 +132,7 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
                   f"{type(env).__name__}).", flush=True)
     if recorded:
         print(f"Rebuilding the environment {envs.describe(ref)} from config.json.")
-        return envs.make(ref)
+        return make_isolated(ref)
     if not trust_pickle:
         bare = (f", and the bare {config['env_name']} would not be the same environment"
                 if config.get("env_name") else "")

@@ -24,17 +24,32 @@ INSTALL_GL = ("Headless MuJoCo rendering needs an OpenGL platform: EGL (Debian/U
               "display) or OSMesa (apt-get install libosmesa6, then MUJOCO_GL=osmesa).")
 
 
-def has_display() -> bool:
-    """True if a window could be opened (X11 or Wayland)."""
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+from spinup_tf2.envs import has_display, use_headless_gl  # noqa: E402,F401 (their home)
 
 
-def use_headless_gl() -> None:
-    """Without a display, let MuJoCo render off-screen through EGL, unless the user
-    chose a platform (``MUJOCO_GL``). Call before the first MuJoCo environment is made."""
-    if not has_display() and "MUJOCO_GL" not in os.environ:
-        os.environ["MUJOCO_GL"] = "egl"
-        os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
+def make_isolated(ref: str, render_mode: str | None = None):
+    """The environment ``ref`` names, made by :func:`spinup_tf2.envs.make`; a pixel task
+    (:func:`spinup_tf2.envs.is_pixel_ref`) in a :class:`RenderingEnv` of its own, since
+    MuJoCo's off-screen rendering crashes a process that has loaded TensorFlow, unless
+    this process already hosts environments (a rendering worker, or a daemonic worker
+    of gymnasium's AsyncVectorEnv, which could not start another)."""
+    import multiprocessing as mp
+
+    if envs.is_pixel_ref(ref) and not (HOSTING["environments"] or mp.current_process().daemon):
+        return RenderingEnv(ref, render_mode)
+    return envs.make(ref, render_mode)
+
+
+def make_pixels(env_name: str, size: int = 84, frame_stack: int = 3, action_repeat: int = 1,
+                **env_kwargs):
+    """``env_name`` as a pixel task (:func:`spinup_tf2.envs.pixel_ref`), rendered in its own
+    process (:func:`make_isolated`): the ``env_fn`` of ``--pixels``."""
+    return make_isolated(envs.pixel_ref(env_name, size, frame_stack, action_repeat,
+                                        **env_kwargs))
+
+
+# Set in a process that hosts environments for another (RenderingEnv's worker).
+HOSTING = {"environments": False}
 
 
 def check_video_path(path: str) -> None:
@@ -281,7 +296,7 @@ def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.simplefilter("ignore")  # a failure comes back as one message
-    envs.HOSTING["environments"] = True
+    HOSTING["environments"] = True
     if render_mode == "rgb_array":  # pygame draws on a Surface; SDL's video driver would
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # only complain (XDG_RUNTIME_DIR)
 
