@@ -297,7 +297,8 @@ def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.simplefilter("ignore")  # a failure comes back as one message
     HOSTING["environments"] = True
-    if render_mode == "rgb_array":  # pygame draws on a Surface; SDL's video driver would
+    if render_mode == "rgb_array" or envs.is_pixel_ref(env_ref):  # pygame draws on a
+        # Surface (a pixel task renders its observations); SDL's video driver would
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # only complain (XDG_RUNTIME_DIR)
 
     def frame(env):  # in human mode gymnasium draws the window at each step itself
