@@ -53,9 +53,8 @@ def record(env) -> tuple[dict | None, str | None]:
         names = ", ".join(w.name for w in spec.additional_wrappers) or spec.id
         return None, (f"the arguments of {names} cannot be written as JSON ({err}; a "
                       f"function, such as TransformReward's, cannot)")
-    if not any(w.get("entry_point") == PIXEL_WRAPPER for w in spec.get("additional_wrappers")
-               or []):  # a pixel task renders its observations: that is the task
-        (spec.get("kwargs") or {}).pop("render_mode", None)  # how it was watched
+    if pixel_options(spec.get("additional_wrappers")) is None:  # (a pixel task's rendering
+        (spec.get("kwargs") or {}).pop("render_mode", None)  # is the task) how it was watched
     return spec, None
 
 
@@ -179,6 +178,13 @@ class PixelObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(self, size=size, frame_stack=frame_stack,
                                                  action_repeat=action_repeat)
         gym.Wrapper.__init__(self, env)
+        bad = [f"{k}={v!r}" for k, v in (("size", size), ("frame_stack", frame_stack),
+                                          ("action_repeat", action_repeat))
+               if not (isinstance(v, (int, np.integer)) and v >= 1)]
+        if bad:
+            raise SpinupError(f"PixelObservation got {', '.join(bad)}; each must be a whole "
+                              f"number >= 1 (defaults: size=84, frame_stack=3, "
+                              f"action_repeat=1).")
         if env.render_mode != "rgb_array":
             raise SpinupError(f"PixelObservation needs an environment made with "
                               f"render_mode='rgb_array'; this one has {env.render_mode!r}.")
@@ -242,11 +248,21 @@ def pixel_ref(env_name: str, size: int = 84, frame_stack: int = 3, action_repeat
     return dataclasses.replace(spec, kwargs=kwargs, additional_wrappers=(wrapper,)).to_json()
 
 
+def pixel_options(wrappers) -> dict | None:
+    """The arguments of the :class:`PixelObservation` among ``wrappers`` (an EnvSpec's
+    ``additional_wrappers``, as WrapperSpecs or as their JSON dicts), or None."""
+    for w in wrappers or ():
+        entry, kwargs = ((w.get("entry_point"), w.get("kwargs")) if isinstance(w, dict)
+                         else (w.entry_point, w.kwargs))
+        if entry == PIXEL_WRAPPER:
+            return kwargs or {}
+    return None
+
+
 def is_pixel_ref(ref: str) -> bool:
     """Whether the environment ``ref`` names is a pixel task (:class:`PixelObservation`)."""
-    return ref.startswith("{") and PIXEL_WRAPPER in ref and any(
-        w.get("entry_point") == PIXEL_WRAPPER
-        for w in json.loads(ref).get("additional_wrappers") or [])
+    return (ref.startswith("{") and PIXEL_WRAPPER in ref
+            and pixel_options(json.loads(ref).get("additional_wrappers")) is not None)
 
 
 def renders_observations(env) -> bool:
@@ -257,11 +273,8 @@ def renders_observations(env) -> bool:
 def frame_stack(env) -> int:
     """Frames per image observation of ``env``: :class:`PixelObservation`'s
     ``frame_stack`` when its spec has one, else 1."""
-    spec = getattr(env, "spec", None)
-    for wrapper in getattr(spec, "additional_wrappers", None) or ():
-        if wrapper.entry_point == PIXEL_WRAPPER:
-            return int((wrapper.kwargs or {}).get("frame_stack", 1))
-    return 1
+    options = pixel_options(getattr(getattr(env, "spec", None), "additional_wrappers", None))
+    return int((options or {}).get("frame_stack", 1))
 
 
 def policy_action_space(env):

@@ -273,3 +273,15 @@ def test_sac_learns_from_pixels(tmp_path):
     train = column(out, "AverageEpRet")
     test = column(out, "AverageTestEpRet")
     assert train[0] < -20 and max(test[-2:]) > -20 and train[-1] > -18, (train, test)
+
+
+def test_pixel_wrapper_refuses_a_bad_setting():
+    import gymnasium as gym
+
+    from spinup_tf2.envs import PixelObservation
+    from spinup_tf2.errors import SpinupError
+
+    env = gym.make("Pendulum-v1", render_mode="rgb_array")
+    with pytest.raises(SpinupError, match=r"action_repeat=0; each must be a whole number >= 1"):
+        PixelObservation(env, action_repeat=0)
+    env.close()

@@ -16,15 +16,13 @@ import sys
 import gymnasium as gym
 
 from spinup_tf2 import envs, rundir
+from spinup_tf2.envs import has_display, use_headless_gl  # noqa: F401 (used from here too)
 from spinup_tf2.errors import SpinupError
 
 FORMATS = (".mp4", ".gif")
 INSTALL_GL = ("Headless MuJoCo rendering needs an OpenGL platform: EGL (Debian/Ubuntu: "
               "apt-get install libegl1 libegl-mesa0; MUJOCO_GL=egl, the default here without a "
               "display) or OSMesa (apt-get install libosmesa6, then MUJOCO_GL=osmesa).")
-
-
-from spinup_tf2.envs import has_display, use_headless_gl  # noqa: E402,F401 (their home)
 
 
 def make_isolated(ref: str, render_mode: str | None = None):

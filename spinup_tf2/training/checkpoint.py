@@ -165,10 +165,8 @@ class TrainingCheckpoint:
             arrays.update(self.agent.state_arrays())
         state = _arrays_out(state, arrays, "")
         with rundir.atomic_dir(osp.join(self.output_dir, rundir.TRAIN_STATE)) as tmp:
-            if getattr(self.replay_buffer, "compress", False):
-                write_npz(osp.join(tmp, "arrays.npz"), arrays, compress=True)
-            else:
-                np.savez(osp.join(tmp, "arrays.npz"), **arrays)
+            write_npz(osp.join(tmp, "arrays.npz"), arrays,
+                      compress=getattr(self.replay_buffer, "compress", False))
             with open(osp.join(tmp, "state.json"), "w") as f:
                 json.dump(state, f)
 
@@ -223,9 +221,6 @@ class NpzArrays:
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.npz[name]
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.npz.files
 
     def into(self, name: str, out: np.ndarray) -> None:
         """Fill ``out`` (C-contiguous) with the array ``name``, which must have its

@@ -350,6 +350,19 @@ def critic_variables(ac) -> list:
             or ac.q1.trainable_variables + ac.q2.trainable_variables)
 
 
+def policy_of(ac) -> Callable:
+    """The actor-critic's policy on observations as the environment gives them:
+    ``ac.policy`` (a pixel actor-critic's goes through its encoder), or ``ac.pi``."""
+    return getattr(ac, "policy", ac.pi)
+
+
+def critic_of(ac, i: int) -> Callable:
+    """Critic ``i`` (0 for q1, 1 for q2) on observations, as :func:`policy_of`."""
+    if hasattr(ac, "critic"):
+        return lambda obs, act: ac.critic(i, obs, act)
+    return (ac.q1, ac.q2)[i]
+
+
 def saved_variables(ac) -> list:
     """The tf.Variables under the Keras ones of pi, q1 and q2 (Keras 3 wraps them; a
     SavedModel tracks the underlying ones), non-trainable ones (observation statistics)
@@ -381,12 +394,12 @@ class ActorCriticExport(tf.Module):
         x = tf.TensorSpec([None, *obs_shape], getattr(ac, "obs_dtype", tf.float32), name="x")
         a = (tf.TensorSpec([None], tf.int64, name="a") if getattr(ac, "discrete", False)
              else tf.TensorSpec([None, act_dim], tf.float32, name="a"))
-        self.mu = tf.function(lambda x: ac.policy(x, deterministic=True, with_logprob=False)[0],
+        policy, q1, q2 = policy_of(ac), critic_of(ac, 0), critic_of(ac, 1)
+        self.mu = tf.function(lambda x: policy(x, deterministic=True, with_logprob=False)[0],
                               input_signature=[x])
-        self.pi = tf.function(lambda x: ac.policy(x, with_logprob=False)[0],
-                              input_signature=[x])
-        self.q1 = tf.function(lambda x, a: ac.critic(0, x, a), input_signature=[x, a])
-        self.q2 = tf.function(lambda x, a: ac.critic(1, x, a), input_signature=[x, a])
+        self.pi = tf.function(lambda x: policy(x, with_logprob=False)[0], input_signature=[x])
+        self.q1 = tf.function(lambda x, a: q1(x, a), input_signature=[x, a])
+        self.q2 = tf.function(lambda x, a: q2(x, a), input_signature=[x, a])
         self.serve = tf.function(lambda x: {"action": self.mu(x)}, input_signature=[x])
 
     def export_signatures(self) -> dict:

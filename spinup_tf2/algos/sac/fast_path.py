@@ -256,8 +256,7 @@ def make_get_action(ac, rng: np.random.Generator, n_noise: int, discrete: bool =
         @tf.function(input_signature=[tf.TensorSpec([1, *obs_shape], obs_dtype),
                                       tf.TensorSpec([1, n_noise], tf.float32)])
         def tf_action(o, noise):
-            policy_fn = getattr(ac, "policy", ac.pi)
-            return policy_fn(o, noise=noise, with_logprob=False)[0]
+            return core.policy_of(ac)(o, noise=noise, with_logprob=False)[0]
 
         def policy(o, noise):
             o = np.asarray(o, obs_dtype.as_numpy_dtype)[None]

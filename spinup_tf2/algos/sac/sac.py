@@ -303,7 +303,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
     Args:
         env_fn : Makes one environment (gymnasium API) per call; SAC makes
-            two, for training and for testing. Observations: a 1-D Box.
+            two, for training and for testing. Observations: a 1-D Box, or
+            images, ``Box(0, 255, (H, W, C), uint8)`` (then the pixel
+            actor-critic of :mod:`spinup_tf2.algos.sac.pixels` is the default).
             Actions: a Box bounded by the same [-a, a] in every dimension, or
             Discrete (then SAC for discrete actions is used).
 
@@ -465,9 +467,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
                                       ac_kwargs, normalizer)
-    check_memory(replay_size, obs_dim, act_dim, n_procs, getattr(ac, "state_size", 0),
-                 envs.frame_stack(env))
-    replay_buffer, get_action, saved_model = buffer_agent_and_export(
+    replay_buffer, get_action, saved_model = buffer_agent_and_export(  # memory checked first
         ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete, envs.frame_stack(env))
 
     # Only now, with every argument tried, is anything written.
@@ -578,7 +578,10 @@ def buffer_agent_and_export(ac, obs_dim: int | tuple, act_dim: int, replay_size:
     acting function ``get_action(o, deterministic=False)`` and the module ``tf2_save/``
     holds; for a recurrent actor-critic, the window buffer, an agent that carries the
     episode's memory, and the export that takes it (:mod:`recurrent`); for images, a
-    buffer of ``frame_stack``-frame observations that stores each frame once."""
+    buffer of ``frame_stack``-frame observations that stores each frame once. A buffer
+    (one per MPI process) that would not fit in memory is refused first."""
+    check_memory(replay_size, obs_dim, act_dim, num_procs(), getattr(ac, "state_size", 0),
+                 frame_stack)
     if getattr(ac, "recurrent", False):
         return (recurrent.SequenceReplayBuffer.for_actor_critic(ac, obs_dim, act_dim,
                                                                 replay_size),
