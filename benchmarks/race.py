@@ -2,6 +2,7 @@
 
     python benchmarks/race.py                              # HalfCheetah-v5, every peer, 3 rounds
     python benchmarks/race.py --env Hopper-v5 --peers sbx --rounds 5
+    python benchmarks/race.py --pixels                     # SAC from pixels against SB3's CnnPolicy
 
 Each round times every peer once, each followed by spinup_tf2 (so a machine
 that slows down or speeds up during the race affects both sides alike), with
@@ -24,6 +25,12 @@ SB3 and SBX are timed by ``benchmarks/peers/peer_speed.py``, TF-Agents by
 ``benchmarks/peers/tfagents_speed.py``, spinup_tf2 by ``benchmarks/speed.py`` (same
 figures, same settings; see their docstrings).
 Every JSON line measured is also written to ``--out`` if given.
+
+``--pixels`` races SAC from pixels (default env Pendulum-v1 as ``--pixels`` makes it:
+84x84 RGB, 3 frames, action repeat 8; batch 128; updates from step 200, steps 250-350
+timed) against SB3's SAC with ``CnnPolicy``, twice: ``sb3`` with SB3's own image
+encoder (NatureCNN, what ``CnnPolicy`` gives), ``sb3_drq`` with DrQ's encoder, the
+arithmetic of ours (see ``peer_speed.py``).
 """
 
 from __future__ import annotations
@@ -43,17 +50,20 @@ FIGURES = ("updates_per_s", "env_steps_per_s")
 # What each peer's virtual environment holds. torch is pinned to a CPU build and
 # installed first, so that pip never pulls a CUDA torch in as a dependency.
 PEER_PACKAGES = {
-    "sb3": [["torch==2.13.0"], ["stable-baselines3", "gymnasium[mujoco]", "torch==2.13.0"]],
+    "sb3": [["torch==2.13.0"], ["stable-baselines3", "gymnasium[mujoco,classic-control]",
+                                "torch==2.13.0"]],
     "sbx": [["torch==2.13.0"], ["sbx-rl==0.28.0", "jax", "jaxlib", "gymnasium[mujoco]",
                                 "torch==2.13.0"]],
     # TF-Agents 0.19 pins typing-extensions 4.5 and pygame 2.1.3 and needs NumPy 1 (TF 2.15).
     "tfagents": [["tensorflow-cpu==2.15.1", "tensorflow-probability==0.23.0",
                   "tf-agents==0.19.0", "gymnasium[mujoco]", "numpy<2"]],
 }
-PEER_CHECK = {"sb3": "import stable_baselines3, mujoco", "sbx": "import sbx, jax, mujoco",
+PEER_CHECK = {"sb3": "import stable_baselines3, mujoco, pygame", "sbx": "import sbx, jax, mujoco",
               "tfagents": "import tf_agents, tensorflow, mujoco, gymnasium"}
 PEER_SCRIPT = {"sb3": ["peer_speed.py", "sb3"], "sbx": ["peer_speed.py", "sbx"],
                "tfagents": ["tfagents_speed.py"]}
+# With --pixels: SB3 with CnnPolicy, with its own encoder and with DrQ's (venv "sb3").
+PIXEL_PEERS = {"sb3": ["--encoder", "nature"], "sb3_drq": ["--encoder", "drq"]}
 
 
 def peer_python(peer: str, venv_dir: str) -> str:
@@ -118,26 +128,38 @@ def cpu_summary() -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--env", default="HalfCheetah-v5")
+    p.add_argument("--env", help="default HalfCheetah-v5, with --pixels Pendulum-v1")
     p.add_argument("--peers", nargs="+", choices=sorted(PEER_PACKAGES),
                    default=["sb3", "sbx", "tfagents"])
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--total", type=int, default=8000)
-    p.add_argument("--measure_from", type=int, default=2000)
+    p.add_argument("--total", type=int, help="default 8000, with --pixels 350")
+    p.add_argument("--measure_from", type=int, help="default 2000, with --pixels 250")
+    p.add_argument("--pixels", action="store_true",
+                   help="SAC from pixels against SB3's CnnPolicy (peers sb3 and sb3_drq)")
     p.add_argument("--venv_dir", default=osp.expanduser("~/.cache/spinup_tf2/peers"))
     p.add_argument("--out", help="append every measured JSON line to this file")
     a = p.parse_args(argv)
 
-    pythons = {peer: peer_python(peer, a.venv_dir) for peer in a.peers}
+    a.env = a.env or ("Pendulum-v1" if a.pixels else "HalfCheetah-v5")
+    a.total = a.total or (350 if a.pixels else 8000)
+    a.measure_from = a.measure_from or (250 if a.pixels else 2000)
     steps = ["--env", a.env, "--total", str(a.total), "--measure_from", str(a.measure_from)]
     env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+    if a.pixels:  # the peer makes the same task with this repository's pixel wrapper
+        a.peers, sb3 = list(PIXEL_PEERS), peer_python("sb3", a.venv_dir)
+        pythons = {peer: sb3 for peer in a.peers}
+        steps += ["--pixels", "--start", "200"]
+        env["PYTHONPATH"] = osp.dirname(HERE)
+    else:
+        pythons = {peer: peer_python(peer, a.venv_dir) for peer in a.peers}
     ours_cmd = [sys.executable, osp.join(HERE, "speed.py"), *steps, "--json"]
     results: dict[str, list[dict]] = {who: [] for who in [*a.peers, "ours"]}
-    print(f"Racing on {cpu_summary()}: {a.env}, {a.rounds} rounds, steps {a.measure_from}"
-          f"-{a.total} timed.", flush=True)
+    print(f"Racing on {cpu_summary()}: {a.env}{' from pixels' if a.pixels else ''}, "
+          f"{a.rounds} rounds, steps {a.measure_from}-{a.total} timed.", flush=True)
     for r in range(1, a.rounds + 1):
         for peer in a.peers:
-            script, *impl = PEER_SCRIPT[peer]
+            script, *impl = (["peer_speed.py", "sb3", *PIXEL_PEERS[peer]] if a.pixels
+                             else PEER_SCRIPT[peer])
             peer_cmd = [pythons[peer], osp.join(HERE, "peers", script), *impl, *steps]
             for who, cmd in ((peer, peer_cmd), ("ours", ours_cmd)):
                 row = time_one(cmd, env)

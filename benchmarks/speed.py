@@ -2,6 +2,7 @@
 
     python benchmarks/speed.py --env HalfCheetah-v5 --total 8000 --measure_from 2000 [--json]
     python benchmarks/speed.py --env Pendulum-P-v1 --recurrent      # recurrent SAC's defaults
+    python benchmarks/speed.py --env Pendulum-v1 --pixels --start 200 --measure_from 250 --total 400
 
 Runs the real ``sac()`` training loop with Spinning Up's settings (256x256 ReLU,
 batch 100, lr 1e-3, alpha 0.2, polyak 0.995, 50 updates after every 50 steps),
@@ -19,6 +20,10 @@ updates_per_s: gradient updates per second of time spent in update blocks (each
 such gap minus the median gap without one), counted after --measure_from env steps.
 env_steps_per_s: env steps per second of wall time over the whole loop (acting,
 env, storing, updating) from --measure_from to --total.
+
+--pixels: the env as ``--pixels`` makes it (84x84 RGB, 3 frames, ``--action_repeat`` 8,
+rendered in its own process), the pixel actor-critic with its defaults (DrQ's),
+batch ``--batch_size`` (128); benchmarks/peers/peer_speed.py ``--pixels`` is its peer.
 """
 
 import argparse
@@ -35,7 +40,6 @@ import numpy as np  # noqa: E402
 
 import spinup_tf2  # noqa: E402
 
-START = 1000  # random actions and no updates before this step, as peer_speed.py
 UPDATE_EVERY = 50
 
 
@@ -46,8 +50,14 @@ def main():
     p.add_argument("--measure_from", type=int, default=2000)
     p.add_argument("--recurrent", action="store_true",
                    help="RecurrentActorCritic with its defaults (batch_size counts transitions)")
+    p.add_argument("--pixels", action="store_true", help="the env as --pixels makes it")
+    p.add_argument("--action_repeat", type=int, default=8, help="with --pixels")
+    p.add_argument("--batch_size", type=int, help="default 100, with --pixels 128")
+    p.add_argument("--start", type=int, default=1000,
+                   help="random actions and no updates before this step, as peer_speed.py")
     p.add_argument("--json", action="store_true", help="print one JSON line only")
     a = p.parse_args()
+    batch_size = a.batch_size or (128 if a.pixels else 100)
 
     gaps = {True: [], False: []}  # loop time after a step, with and without an update block
 
@@ -58,7 +68,7 @@ def main():
             now = time.perf_counter()
             if self.last is not None and self.steps > a.measure_from:
                 t = self.steps - 1  # sac()'s loop index of the step before this gap
-                gaps[t >= START and t % UPDATE_EVERY == 0].append(now - self.last)
+                gaps[t >= a.start and t % UPDATE_EVERY == 0].append(now - self.last)
             out = self.env.step(action)
             self.steps += 1
             if self.steps == a.measure_from:
@@ -70,8 +80,14 @@ def main():
 
     envs = []
 
+    def make():
+        if a.pixels:
+            from spinup_tf2.policy.video import make_pixels
+            return make_pixels(a.env, 84, 3, a.action_repeat)
+        return gym.make(a.env)
+
     def env_fn():  # the first env made is the training env; only it is clocked
-        envs.append(Clock(gym.make(a.env)) if not envs else gym.make(a.env))
+        envs.append(Clock(make()) if not envs else make())
         return envs[-1]
 
     out = tempfile.mkdtemp(prefix="spinup_tf2_speed_")
@@ -83,15 +99,18 @@ def main():
         from spinup_tf2.algos.sac.recurrent import RecurrentActorCritic
         ac = dict(actor_critic=RecurrentActorCritic)
     try:
-        spinup_tf2.sac(env_fn, **ac, seed=0, steps_per_epoch=a.total, epochs=1, start_steps=START,
-                       update_after=START, update_every=UPDATE_EVERY, batch_size=100, lr=1e-3,
+        spinup_tf2.sac(env_fn, **ac, seed=0, steps_per_epoch=a.total, epochs=1,
+                       start_steps=a.start, update_after=a.start, update_every=UPDATE_EVERY,
+                       batch_size=batch_size, lr=1e-3,
+                       replay_size=a.total + 1 if a.pixels else int(1e6),
                        alpha=0.2, num_test_episodes=0, logger_kwargs=dict(output_dir=out))
     finally:
         sys.stdout = stdout
     clock = envs[0]
     loop = float(np.median(gaps[False]))
     block = float(np.mean(gaps[True])) - loop
-    res = dict(impl="spinup_tf2", env=a.env, recurrent=a.recurrent,
+    res = dict(impl="spinup_tf2", env=a.env, recurrent=a.recurrent, pixels=a.pixels,
+               batch_size=batch_size,
                tensorflow=spinup_tf2.tf_version(),
                updates_per_s=UPDATE_EVERY / block,
                env_steps_per_s=(a.total - a.measure_from) / (clock.t1 - clock.t0),

@@ -211,7 +211,7 @@ def pendulum_pixels():
     return make_pixels("Pendulum-v1", 32, 2, 2)
 
 
-def test_pixel_run_resumes_exactly_and_ships(tmp_path):
+def test_pixel_run_resumes_exactly_and_ships(tmp_path, monkeypatch):
     """--pixels' environment (Pendulum rendered at 32x32, 2 frames, action repeat 2, in
     its own process): sac() picks the pixel actor-critic, a resumed run equals a straight
     one, test_policy replays the run on the same pixel task, and the exports take uint8
@@ -235,6 +235,14 @@ def test_pixel_run_resumes_exactly_and_ships(tmp_path):
     env, get_action = load_policy_and_env(straight, deterministic=True)
     assert env.observation_space.shape == (32, 32, 6) and env.observation_space.dtype == np.uint8
     run_policy(env, get_action, max_ep_len=20, num_episodes=1, render=False)
+    env.close()
+    # Watched in a window: the frames the policy sees, shown by the rendering process
+    # (SDL's dummy display here; the pixel task itself still renders off-screen).
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    env, get_action = load_policy_and_env(straight, deterministic=True, render=True)
+    assert env.render_mode == "human"
+    run_policy(env, get_action, max_ep_len=5, num_episodes=1, render=True)
+    env.close()
     for fmt in ("onnx", "tflite"):
         result = export_policy(straight, fmt, str(tmp_path / f"policy.{fmt}"))
         assert tuple(result["obs_dim"]) == (32, 32, 6) and result["max_abs_diff"] <= 1e-5

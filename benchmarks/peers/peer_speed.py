@@ -2,6 +2,7 @@
 settings; run by ``benchmarks/race.py`` inside the peer's own virtual environment.
 
     python peer_speed.py {sb3,sbx} --env HalfCheetah-v5 --total 8000 --measure_from 2000
+    python peer_speed.py sb3 --pixels --encoder drq --env Pendulum-v1   # see "Pixels" below
 
 Prints one JSON line with the same two figures as ``benchmarks/speed.py``:
 
@@ -20,6 +21,21 @@ before step 1000 (Spinning Up: 10000), no test episodes, the critic loss with a
 factor 1/2, targets only for the critics; SBX also runs its temperature step with
 a fixed alpha, and initialises its layers as flax does. None of these changes
 the amount of matrix work per update by more than a few per cent.
+
+Pixels (``--pixels``, SB3 only: SBX has no CNN policy): the task is ``--env`` as
+spinup_tf2's ``--pixels`` makes it (``spinup_tf2.envs.PixelObservation``, imported
+from this repository: 84x84 RGB, 3 frames stacked, ``--action_repeat`` 8), and SB3's
+SAC runs with ``CnnPolicy`` on it: batch ``--batch_size`` (128), hidden layers
+1024x1024 as DrQ's (and ours), everything else as above, updates from step
+``--start``. ``--encoder nature`` keeps SB3's default image encoder (NatureCNN,
+3 convolutions and a linear layer to 512 features, one copy for the actor and one
+for the critics, each trained by its own loss); ``--encoder drq`` gives it DrQ's
+(4 convolutions 3x3 of 32 channels, linear to 50, LayerNorm, tanh), one copy shared
+by actor and critics (SB3's ``share_features_extractor=True``, which trains it by the
+actor's loss where DrQ trains it by the critics'): one backward pass through the
+encoder per update, the arithmetic spinup_tf2's pixel actor-critic does. SB3 has no
+random-shift augmentation (spinup_tf2 has: a gather per minibatch, a few per cent of
+its update).
 """
 
 import argparse
@@ -33,7 +49,14 @@ p.add_argument("impl", choices=["sb3", "sbx"])
 p.add_argument("--env", default="HalfCheetah-v5")
 p.add_argument("--total", type=int, default=8000)
 p.add_argument("--measure_from", type=int, default=2000)
+p.add_argument("--pixels", action="store_true", help="the env as --pixels makes it; CnnPolicy")
+p.add_argument("--encoder", choices=["nature", "drq"], default="nature")
+p.add_argument("--action_repeat", type=int, default=8)
+p.add_argument("--batch_size", type=int, default=128)
+p.add_argument("--start", type=int, default=1000, help="env steps before the first update")
 args = p.parse_args()
+if args.pixels and args.impl != "sb3":
+    p.error("--pixels: only sb3 (SBX has no CNN policy)")
 
 if args.impl == "sbx":
     os.environ["JAX_PLATFORMS"] = "cpu"  # the race is on the CPU, even where a GPU exists
@@ -85,10 +108,48 @@ class LoopClock(BaseCallback):
         return True
 
 
-model = TimedSAC("MlpPolicy", gym.make(args.env), learning_rate=1e-3, buffer_size=1_000_000,
-                 learning_starts=1000, batch_size=100, tau=0.005, gamma=0.99, train_freq=50,
-                 gradient_steps=50, ent_coef=0.2, seed=0, device="cpu", verbose=0,
-                 policy_kwargs=dict(net_arch=[256, 256], activation_fn=activation))
+def drq_encoder():
+    """DrQ's image encoder as an SB3 features extractor (channels first, as SB3 feeds it)."""
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+    class DrQEncoder(BaseFeaturesExtractor):
+        def __init__(self, observation_space, features_dim: int = 50):
+            super().__init__(observation_space, features_dim)
+            c, h, w = observation_space.shape
+            layers, n = [], c
+            for i in range(4):
+                layers += [torch.nn.Conv2d(n, 32, 3, stride=2 if i == 0 else 1),
+                           torch.nn.ReLU()]
+                n = 32
+            self.convs = torch.nn.Sequential(*layers, torch.nn.Flatten())
+            with torch.no_grad():
+                n_flat = self.convs(torch.zeros(1, c, h, w)).shape[1]
+            self.head = torch.nn.Sequential(torch.nn.Linear(n_flat, features_dim),
+                                            torch.nn.LayerNorm(features_dim), torch.nn.Tanh())
+
+        def forward(self, obs):  # SB3 has scaled the images to [0, 1]
+            return self.head(self.convs(obs))
+
+    return DrQEncoder
+
+
+if args.pixels:
+    from spinup_tf2 import envs
+
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame draws off-screen, no complaint
+    env = envs.make(envs.pixel_ref(args.env, 84, 3, args.action_repeat))
+    policy, batch_size, buffer_size = "CnnPolicy", args.batch_size, args.total + 1
+    policy_kwargs = dict(net_arch=[1024, 1024], activation_fn=activation)
+    if args.encoder == "drq":
+        policy_kwargs.update(features_extractor_class=drq_encoder(),
+                             share_features_extractor=True)
+else:
+    env, policy, batch_size, buffer_size = gym.make(args.env), "MlpPolicy", 100, 1_000_000
+    policy_kwargs = dict(net_arch=[256, 256], activation_fn=activation)
+model = TimedSAC(policy, env, learning_rate=1e-3, buffer_size=buffer_size,
+                 learning_starts=args.start, batch_size=batch_size, tau=0.005, gamma=0.99,
+                 train_freq=50, gradient_steps=50, ent_coef=0.2, seed=0, device="cpu",
+                 verbose=0, policy_kwargs=policy_kwargs)
 model.train_calls = []
 clock = LoopClock()
 model.learn(total_timesteps=args.total, callback=clock)
@@ -96,6 +157,7 @@ model.learn(total_timesteps=args.total, callback=clock)
 measured = [(n, dt) for step, n, dt in model.train_calls if step >= args.measure_from]
 print(json.dumps(dict(
     impl=args.impl, env=args.env, **versions,
+    **(dict(pixels=True, encoder=args.encoder, batch_size=batch_size) if args.pixels else {}),
     updates_per_s=sum(n for n, _ in measured) / sum(dt for _, dt in measured),
     env_steps_per_s=(args.total - args.measure_from)
     / (clock.marks[args.total] - clock.marks[args.measure_from]),

@@ -286,6 +286,30 @@ def extend_floor(env, half_size: float = 2000.0) -> None:
         model.geom_size[g, :2] = new
 
 
+class FrameWindow:
+    """A window showing the frames a pixel task's policy sees (``test_policy`` on a
+    ``--pixels`` run), enlarged ``scale`` times, at most ``fps`` a second."""
+
+    def __init__(self, title: str, scale: int = 4):
+        self.title, self.scale, self.screen, self.clock = title, scale, None, None
+
+    def show(self, frame, fps: float) -> None:
+        import numpy as np
+        import pygame
+
+        if self.screen is None:
+            pygame.display.init()
+            h, w = frame.shape[:2]
+            self.screen = pygame.display.set_mode((w * self.scale, h * self.scale))
+            pygame.display.set_caption(self.title)
+            self.clock = pygame.time.Clock()
+        image = pygame.surfarray.make_surface(np.ascontiguousarray(frame.swapaxes(0, 1)))
+        self.screen.blit(pygame.transform.scale(image, self.screen.get_size()), (0, 0))
+        pygame.event.pump()
+        pygame.display.flip()
+        self.clock.tick(fps)
+
+
 def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
     """The worker of :class:`RenderingEnv`: make the env, then answer calls until
     told to close or its parent goes (Ctrl-C is the parent's to handle)."""
@@ -295,11 +319,17 @@ def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.simplefilter("ignore")  # a failure comes back as one message
     HOSTING["environments"] = True
-    if render_mode == "rgb_array" or envs.is_pixel_ref(env_ref):  # pygame draws on a
+    window = None
+    if render_mode == "human" and envs.is_pixel_ref(env_ref):
+        # A pixel task renders its observations off-screen; the window shows them.
+        render_mode, window = None, FrameWindow(envs.describe(env_ref))
+    elif render_mode == "rgb_array" or envs.is_pixel_ref(env_ref):  # pygame draws on a
         # Surface (a pixel task renders its observations); SDL's video driver would
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # only complain (XDG_RUNTIME_DIR)
 
     def frame(env):  # in human mode gymnasium draws the window at each step itself
+        if window is not None:
+            window.show(env.render(), env.metadata.get("render_fps") or 30)
         if render_mode != "rgb_array":
             return None
         # A pixel env's render() is the frame its policy saw: its camera stays put.
@@ -319,8 +349,8 @@ def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
         try:
             if cmd == "info":
                 spec = env.spec
-                reply = (dict(env.metadata), env.render_mode, spec, env.observation_space,
-                         env.action_space)
+                reply = (dict(env.metadata), "human" if window else env.render_mode, spec,
+                         env.observation_space, env.action_space)
             elif cmd == "reset":
                 obs, info = env.reset(**args[0])
                 reply = (obs, info, frame(env))
