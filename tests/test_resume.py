@@ -9,6 +9,7 @@ import sys
 import time
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from helpers import TINY, rows
 
@@ -29,6 +30,31 @@ def test_resume_after_finishing_two_epochs_equals_four_straight(tmp_path, normal
     h2, r2 = rows(resumed)
     assert h1 == h2 and len(r1) == len(r2) == 4
     assert r1 == r2
+
+
+class LegacyRandomPendulum(gym.Wrapper):
+    """Pendulum whose ``np_random`` is a legacy ``RandomState``, as DeepMind Control's
+    is through Shimmy: its MT19937 state holds an array, unlike a Generator's."""
+
+    def __init__(self):
+        super().__init__(gym.make("Pendulum-v1"))
+        self.unwrapped._np_random = np.random.RandomState(0)
+
+    def reset(self, *, seed=None, options=None):
+        if seed is not None:
+            self.unwrapped._np_random = np.random.RandomState(seed)
+        return self.env.reset(options=options)  # Pendulum draws from the RandomState
+
+
+def test_an_env_with_a_legacy_random_state_resumes_exactly(tmp_path):
+    """The checkpoint keeps and checks a RandomState's state too (episodes of 150 steps:
+    the resumed run replays one in progress, then resets from the restored state)."""
+    straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
+    kw = dict(TINY, max_ep_len=150)
+    sac(LegacyRandomPendulum, epochs=3, **kw, logger_kwargs=dict(output_dir=straight))
+    sac(LegacyRandomPendulum, epochs=1, **kw, logger_kwargs=dict(output_dir=resumed))
+    sac(LegacyRandomPendulum, epochs=3, resume=True, **kw, logger_kwargs=dict(output_dir=resumed))
+    assert rows(straight) == rows(resumed) and len(rows(straight)[1]) == 3
 
 
 KILL_SCRIPT = """

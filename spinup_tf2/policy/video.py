@@ -358,12 +358,11 @@ def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
                 obs, r, terminated, truncated, info = env.step(args[0])
                 reply = (obs, r, terminated, truncated, info, frame(env))
             elif cmd == "rng":
-                # (DeepMind Control's, through Shimmy, is a legacy RandomState)
-                generator = env.unwrapped.np_random
-                bits = getattr(generator, "bit_generator", None) or generator._bit_generator
+                from spinup_tf2.training.env_wrappers import rng_state, set_rng_state
+
                 if args[0] is not None:
-                    bits.state = args[0]
-                reply = bits.state
+                    set_rng_state(env.unwrapped.np_random, args[0])
+                reply = rng_state(env.unwrapped.np_random)
             else:
                 env.close()
                 return

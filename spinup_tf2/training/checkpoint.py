@@ -283,8 +283,13 @@ def _check_state_types(state) -> None:
         rngs.update({f"{env}.np_random": state[env]["np_random"],
                      f"{env}.action_space_rng": state[env]["action_space_rng"]})
     for key, rng in rngs.items():
+        kind = rng.get("bit_generator") if isinstance(rng, dict) else None
+        bits = getattr(np.random, kind, None) if isinstance(kind, str) else None
         try:
-            set_rng_state(np.random.default_rng(), rng)
+            if not (isinstance(bits, type) and issubclass(bits, np.random.BitGenerator)):
+                raise ValueError(kind)
+            if "__array__" not in json.dumps(rng):  # (MT19937's key is in arrays.npz)
+                bits().state = rng
         except Exception:  # numpy raises several kinds for a state it cannot take
             raise ValueError(f"state.json's {key!r} is not a random generator's state") from None
 

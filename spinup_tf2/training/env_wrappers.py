@@ -8,14 +8,20 @@ import numpy as np
 from spinup_tf2.envs import policy_action_space
 
 
-def rng_state(generator: np.random.Generator) -> dict:
-    """The state of a numpy Generator, as a plain (JSON-friendly) dict."""
-    return generator.bit_generator.state
+def _bits(generator):
+    # A legacy RandomState (DeepMind Control's, through Shimmy) keeps it private.
+    return getattr(generator, "bit_generator", None) or generator._bit_generator
 
 
-def set_rng_state(generator: np.random.Generator, state: dict) -> None:
-    """Put a numpy Generator back into a state from :func:`rng_state`."""
-    generator.bit_generator.state = state
+def rng_state(generator: np.random.Generator | np.random.RandomState) -> dict:
+    """The state of a numpy Generator (or legacy RandomState), as a plain dict."""
+    return _bits(generator).state
+
+
+def set_rng_state(generator: np.random.Generator | np.random.RandomState, state: dict) -> None:
+    """Put a numpy Generator (or legacy RandomState) back into a state from
+    :func:`rng_state`."""
+    _bits(generator).state = state
 
 
 def env_rng_state(env) -> dict:
