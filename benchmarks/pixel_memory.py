@@ -45,7 +45,6 @@ def frame_source(rng: np.random.Generator, run: str | None):
         return lambda: rng.integers(0, 256, (SIZE, SIZE, 3), dtype=np.uint8)
     with np.load(osp.join(run, "train_state", "arrays.npz")) as z:
         frames = z["buf_frames"]
-        frames = frames[:int(z["buf_n_frames"])] if "buf_n_frames" in z else frames
     frames = frames[frames.reshape(len(frames), -1).any(axis=1)]  # the filled ones
     count = iter(range(10**12))
     return lambda: frames[next(count) % len(frames)]

@@ -453,9 +453,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     unrecorded = record_env(config, env)
     videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded)
 
-    n_procs = num_procs()  # data-parallel over MPI: each process takes its share of these
-    local_steps_per_epoch, local_start_steps, local_update_after, local_test_episodes = (
-        process_shares(n_procs, steps_per_epoch, start_steps, update_after, num_test_episodes))
+    # Data-parallel over MPI: each of the n_procs processes takes its share of these.
+    n_procs, local_steps_per_epoch, local_start_steps, local_update_after, local_test_episodes \
+        = process_shares(steps_per_epoch, start_steps, update_after, num_test_episodes)
     memory = getattr(actor_critic, "recurrent", False)  # a recurrent actor-critic
     keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
@@ -593,12 +593,14 @@ def buffer_agent_and_export(ac, obs_dim: int | tuple, act_dim: int, replay_size:
             core.ActorCriticExport(ac, obs_dim, n_noise))
 
 
-def process_shares(n_procs: int, steps_per_epoch: int, start_steps: int, update_after: int,
+def process_shares(steps_per_epoch: int, start_steps: int, update_after: int,
                    num_test_episodes: int) -> tuple:
-    """Each MPI process's share of the counts ``sac()`` takes over all processes (test
-    episodes rounded up, so every process tests at least one)."""
-    return (steps_per_epoch // n_procs, start_steps // n_procs, update_after // n_procs,
-            -(-num_test_episodes // n_procs))
+    """``(n_procs, ...)``: the number of MPI processes, then each one's share of the counts
+    ``sac()`` takes over all processes (test episodes rounded up, so every process tests
+    at least one)."""
+    n_procs = num_procs()
+    return (n_procs, steps_per_epoch // n_procs, start_steps // n_procs,
+            update_after // n_procs, -(-num_test_episodes // n_procs))
 
 
 def update_inputs(replay_buffer, batch_size: int, rng: np.random.Generator, n_updates: int,
