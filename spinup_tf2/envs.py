@@ -117,6 +117,20 @@ def has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
+# Set in a process that makes and renders environments for another (RenderingEnv's
+# worker), which never loads TensorFlow.
+HOSTING = {"environments": False}
+
+
+def hosts_environments() -> bool:
+    """True in a process that renders environments for another: a rendering worker
+    (:class:`spinup_tf2.policy.video.RenderingEnv`) or a daemonic worker of gymnasium's
+    AsyncVectorEnv. Any other process may hold TensorFlow, so it renders nothing."""
+    import multiprocessing as mp
+
+    return HOSTING["environments"] or mp.current_process().daemon
+
+
 def use_headless_gl() -> None:
     """Without a display, let MuJoCo render off-screen through EGL, unless the user
     chose a platform (``MUJOCO_GL``). Call before the first MuJoCo environment is made."""
@@ -425,9 +439,25 @@ def ensure_registered(env_id) -> None:
 
     if (isinstance(env_id, str) and env_id.startswith("dm_control/")
             and env_id not in gym.registry and importlib.util.find_spec("shimmy")):
-        use_headless_gl()  # before dm_control is imported: it picks its GL platform then
-        import shimmy
+        import os
 
+        # dm_control picks its OpenGL platform when imported. With EGL, Mesa's LLVM and
+        # TensorFlow's crash the process that loads both (at the second import, or at
+        # exit), so a process that may hold TensorFlow imports it with none: its
+        # environments render in processes that host them.
+        if hosts_environments():
+            use_headless_gl()
+            import shimmy
+        else:
+            saved = os.environ.get("MUJOCO_GL")
+            os.environ["MUJOCO_GL"] = "disable"
+            try:
+                import shimmy
+            finally:  # the rendering workers it starts inherit the user's choice
+                if saved is None:
+                    del os.environ["MUJOCO_GL"]
+                else:
+                    os.environ["MUJOCO_GL"] = saved
         gym.register_envs(shimmy)
         # Shimmy registers each task by a functools.partial, which an EnvSpec cannot write
         # as JSON: re-registered by name, a run's config.json records them like any other.

@@ -293,3 +293,68 @@ def test_pixel_wrapper_refuses_a_bad_setting():
     with pytest.raises(SpinupError, match=r"action_repeat=0; each must be a whole number >= 1"):
         PixelObservation(env, action_repeat=0)
     env.close()
+
+
+@pytest.fixture
+def x_display(monkeypatch):
+    """A real X server (Xvfb; .ci/run installs it) as DISPLAY, on a display number no
+    other test used (one just closed can refuse connections for a while)."""
+    import shutil
+    import subprocess
+    import time
+
+    xvfb = shutil.which("Xvfb")
+    assert xvfb, "Xvfb is not installed (Debian: apt-get install xvfb; .ci/run installs it)"
+    number = next(n for n in range(100 + os.getpid() % 800, 1000)
+                  if not os.path.exists(f"/tmp/.X{n}-lock"))
+    server = subprocess.Popen([xvfb, f":{number}", "-screen", "0", "640x480x24", "-nolisten",
+                               "tcp"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(f"/tmp/.X11-unix/X{number}") and time.monotonic() < deadline:
+        assert server.poll() is None, f"Xvfb :{number} stopped (exit code {server.returncode})"
+        time.sleep(0.05)
+    monkeypatch.setenv("DISPLAY", f":{number}")
+    for var in ("SDL_VIDEODRIVER", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(var, raising=False)
+    yield f":{number}"
+    server.terminate()
+    server.wait()
+
+
+def on_screen(screen, image) -> bool:
+    """True if ``image`` appears, pixel for pixel, somewhere on ``screen``."""
+    h, w = image.shape[:2]
+    ys, xs = np.nonzero((screen[:-h + 1, :-w + 1] == image[0, 0]).all(axis=-1))
+    return any((screen[y:y + h, x:x + w] == image).all() for y, x in zip(ys, xs))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", [None, "egl"])
+def test_a_pixel_task_plays_in_a_window(x_display, monkeypatch, platform):
+    """test_policy's window on a MuJoCo pixel task, on a real X server, with MuJoCo's own
+    choice of OpenGL (GLFW, as on a desktop) and with EGL: after every step the screen
+    shows the frame the policy saw, 4x enlarged. (SDL drew its window through OpenGL
+    beside MuJoCo's context: the window kept its first frame, or X refused the second
+    context.)"""
+    from PIL import ImageGrab
+
+    from spinup_tf2 import envs
+    from spinup_tf2.policy.video import RenderingEnv
+
+    for var in ("MUJOCO_GL", "PYOPENGL_PLATFORM"):
+        if platform:
+            monkeypatch.setenv(var, platform)
+        else:
+            monkeypatch.delenv(var, raising=False)
+    env = RenderingEnv(envs.pixel_ref("InvertedPendulum-v5", size=32, frame_stack=1), "human")
+    try:
+        env.reset(seed=0)
+        frames = []
+        for _ in range(6):  # pushed one way, the pole falls: every frame differs
+            frames.append(env.step(env.action_space.high)[0])
+            screen = np.asarray(ImageGrab.grab(xdisplay=x_display).convert("RGB"))
+            assert on_screen(screen, frames[-1].repeat(4, axis=0).repeat(4, axis=1))
+        assert all((a != b).any() for a, b in zip(frames, frames[1:]))
+    finally:
+        env.close()

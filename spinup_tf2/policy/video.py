@@ -31,9 +31,7 @@ def make_isolated(ref: str, render_mode: str | None = None):
     MuJoCo's off-screen rendering crashes a process that has loaded TensorFlow, unless
     this process already hosts environments (a rendering worker, or a daemonic worker
     of gymnasium's AsyncVectorEnv, which could not start another)."""
-    import multiprocessing as mp
-
-    if envs.is_pixel_ref(ref) and not (HOSTING["environments"] or mp.current_process().daemon):
+    if envs.is_pixel_ref(ref) and not envs.hosts_environments():
         return RenderingEnv(ref, render_mode)
     return envs.make(ref, render_mode)
 
@@ -44,10 +42,6 @@ def make_pixels(env_name: str, size: int = 84, frame_stack: int = 3, action_repe
     process (:func:`make_isolated`): the ``env_fn`` of ``--pixels``."""
     return make_isolated(envs.pixel_ref(env_name, size, frame_stack, action_repeat,
                                         **env_kwargs))
-
-
-# Set in a process that hosts environments for another (RenderingEnv's worker).
-HOSTING = {"environments": False}
 
 
 def check_video_path(path: str) -> None:
@@ -298,6 +292,9 @@ class FrameWindow:
         import pygame
 
         if self.screen is None:
+            # The frames come from OpenGL in this process (MuJoCo's GLFW or EGL context);
+            # a window that SDL also draws through OpenGL keeps showing its first frame.
+            os.environ.setdefault("SDL_FRAMEBUFFER_ACCELERATION", "0")
             pygame.display.init()
             h, w = frame.shape[:2]
             self.screen = pygame.display.set_mode((w * self.scale, h * self.scale))
@@ -318,7 +315,7 @@ def _rendering_worker(env_ref: str, render_mode: str, conn) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.simplefilter("ignore")  # a failure comes back as one message
-    HOSTING["environments"] = True
+    envs.HOSTING["environments"] = True
     window = None
     if render_mode == "human" and envs.is_pixel_ref(env_ref):
         # A pixel task renders its observations off-screen; the window shows them.
