@@ -171,7 +171,9 @@ class RenderingEnv(gym.Env):
         self._proc.start()
         child.close()
         self.env_name, self._mode, self._frame = envs.describe(env_ref), render_mode, None
+        self._began = False  # until the worker has answered once
         info = self._call("info")
+        self._began = True
         self.metadata, self.render_mode, self.spec, self.observation_space, \
             self.action_space = info
 
@@ -182,7 +184,7 @@ class RenderingEnv(gym.Env):
         except (EOFError, ConnectionResetError, BrokenPipeError):
             self._proc.join(timeout=5)
             code, hint = self._proc.exitcode, _spawn_hint()
-            if code == 1 and hint:  # the worker reports its own errors: this one came before
+            if code == 1 and hint and not self._began:  # it reports its own errors: came before
                 raise SpinupError(f"{self.env_name}'s rendering process stopped before it "
                                   f"began (exit code 1).{hint}") from None
             raise SpinupError(self._failure(f"its rendering process died (exit code "
