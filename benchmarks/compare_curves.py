@@ -2,6 +2,7 @@
 
     python benchmarks/compare_curves.py            # figures + table from data/benchmarks/
     python benchmarks/compare_curves.py DIR        # ... from DIR (a copy of the finished runs)
+    python benchmarks/compare_curves.py --suite dmc # DeepMind Control from pixels: table only
 
 Spinning Up's curves (``spinup_tf2/data/spinningup_sac_curves.csv``) are test
 returns every 10k steps, each seed smoothed over an 11-point window, then
@@ -10,6 +11,10 @@ first interpolated to the same 10k-step points, then smoothed with the same
 11-point window (``plot.smooth_curve``, Spinning Up's edge-renormalised moving
 average), then averaged over seeds. Writes ``benchmarks/<env>_vs_spinningup.png``
 and ``benchmarks/learning_table.md``.
+
+``--suite dmc`` compares the pixel runs of ``benchmarks/learning.py --suite dmc`` at 100k
+environment frames (the test return after the last epoch, 10 episodes, as DrQ measured it)
+with DrQ's Table 1, and writes ``benchmarks/dmc_table.md``.
 """
 
 from __future__ import annotations
@@ -28,6 +33,16 @@ ENVS = {"HalfCheetah-v5": "halfcheetah", "Hopper-v5": "hopper", "Walker2d-v5": "
         "Ant-v5": "ant", "Swimmer-v5": "swimmer"}
 CHECKPOINTS = (100_000, 200_000, 300_000)
 REF_SEEDS = 10  # seeds behind each of Spinning Up's curves
+# 100k-frame scores from DrQ's Table 1 (Kostrikov, Yarats and Fergus 2021; mean ± sd over
+# 10 seeds), with the CURL and SAC-AE scores it quotes. spinup_tf2 implements DrQ's
+# [K=1,M=1] form (one random shift per image), which Table 1 also reports.
+DMC_PUBLISHED = {
+    "dm_control/cartpole-swingup-v0": {"DrQ [K=2,M=2]": (759, 92), "DrQ [K=1,M=1]": (537, 119),
+                                       "CURL": (592, 170), "SAC-AE": (276, 38)},
+    "dm_control/ball_in_cup-catch-v0": {"DrQ [K=2,M=2]": (913, 53), "DrQ [K=1,M=1]": (667, 146),
+                                        "CURL": (772, 241), "SAC-AE": (338, 196)},
+}
+DMC_EPOCHS = 10  # 100k frames at the suite's action repeats
 
 
 def our_curves(env: str, data_dir: str, min_epochs: int = 75) -> tuple[np.ndarray, np.ndarray]:
@@ -62,6 +77,37 @@ def reading(diff: float, se: float) -> str:
     return "below, within 1 s.e." if -diff <= se else "below by more than 1 s.e."
 
 
+def dmc_table(data_dir: str) -> str:
+    """The markdown table of our DMC pixel runs at 100k frames against DrQ's Table 1: each
+    finished seed's AverageTestEpRet after its last epoch; differences with the standard
+    error of a difference of two means (our seeds' sample sd, DrQ's 10 seeds)."""
+    names = list(next(iter(DMC_PUBLISHED.values())))
+    lines = ["| task | spinup_tf2 at 100k frames (mean ± sd, seeds) | " + " | ".join(names)
+             + " | ours - DrQ [K=1,M=1] (± s.e.) | reading | ours - DrQ [K=2,M=2] (± s.e.) "
+             "| reading |", "|---|---:|" + "---:|" * len(names) + "---:|---|---:|---|"]
+    for env, published in DMC_PUBLISHED.items():
+        exp = "sac-" + env.lower().replace("dm_control/", "dmc-").removesuffix("-v0")
+        scores = []
+        for path in sorted(glob.glob(osp.join(data_dir, exp, "*", "progress.txt"))):
+            progress = pd.read_table(path)
+            if len(progress) >= DMC_EPOCHS:
+                scores.append(float(progress["AverageTestEpRet"].iloc[DMC_EPOCHS - 1]))
+        if not scores:
+            lines.append(f"| {env} | no finished run | " + " | ".join(
+                f"{m} ± {d}" for m, d in published.values()) + " | | | | |")
+            continue
+        ours, n = np.array(scores), len(scores)
+        cells = []
+        for name in ("DrQ [K=1,M=1]", "DrQ [K=2,M=2]"):
+            m, d = published[name]
+            se = np.sqrt((ours.var(ddof=1) / n if n > 1 else np.nan) + d ** 2 / REF_SEEDS)
+            cells.append(f"{ours.mean() - m:+.0f} (± {se:.0f}) | {reading(ours.mean() - m, se)}")
+        lines.append(f"| {env} | {ours.mean():.0f} ± {ours.std():.0f} ({n}) | "
+                     + " | ".join(f"{m} ± {d}" for m, d in published.values()) + " | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     import matplotlib
 
@@ -79,7 +125,15 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data_dir", nargs="?", default=osp.join(REPO, "data", "benchmarks"))
-    data_dir = p.parse_args().data_dir
+    p.add_argument("--suite", choices=["mujoco", "dmc"], default="mujoco")
+    args = p.parse_args()
+    data_dir = args.data_dir
+    if args.suite == "dmc":
+        text = dmc_table(data_dir)
+        with open(osp.join(REPO, "benchmarks", "dmc_table.md"), "w") as f:
+            f.write(text)
+        print(text)
+        return 0
     if not glob.glob(osp.join(data_dir, "sac-*", "*", "progress.txt")):
         print(f"No runs in {data_dir} (sac-<env>/<run>/progress.txt); nothing was written. "
               f"Give the folder of benchmarks/learning.py's runs.", file=sys.stderr)
