@@ -101,7 +101,8 @@ def dmc_table(data_dir: str) -> str:
         for name in ("DrQ [K=1,M=1]", "DrQ [K=2,M=2]"):
             m, d = published[name]
             se = np.sqrt((ours.var(ddof=1) / n if n > 1 else np.nan) + d ** 2 / REF_SEEDS)
-            cells.append(f"{ours.mean() - m:+.0f} (± {se:.0f}) | {reading(ours.mean() - m, se)}")
+            se_text = f"± {se:.0f}" if np.isfinite(se) else "one seed: no s.e."
+            cells.append(f"{ours.mean() - m:+.0f} ({se_text}) | {reading(ours.mean() - m, se)}")
         lines.append(f"| {env} | {ours.mean():.0f} ± {ours.std():.0f} ({n}) | "
                      + " | ".join(f"{m} ± {d}" for m, d in published.values()) + " | "
                      + " | ".join(cells) + " |")

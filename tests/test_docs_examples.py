@@ -98,7 +98,8 @@ def test_the_examples_of_a_page_run_in_order(page, tmp_path):
 
 
 @pytest.mark.parametrize("marker,name", [("learning-table", "learning_table.md"),
-                                         ("time-to-score", "time_to_score_table.md")])
+                                         ("time-to-score", "time_to_score_table.md"),
+                                         ("dmc-table", "dmc_table.md")])
 def test_readme_tables_are_the_files_their_scripts_write(marker, name):
     """README's tables are benchmarks/*.md as their scripts wrote them (which the Benchmarks
     page's test remakes from the bundled data)."""
