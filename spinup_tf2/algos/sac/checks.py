@@ -44,11 +44,13 @@ LOGGER_KWARGS = ("output_dir", "exp_name", "output_fname", "tensorboard")
 SEED_LIMIT = 2**31
 
 
-def run_settings(args: dict, note: bool = False) -> tuple[dict, bool, int]:
+def run_settings(args: dict, note: bool = False,
+                 settle: bool = False) -> tuple[dict, bool, int]:
     """``(logger_kwargs, overwrite, video_freq)`` from sac()'s arguments ``args``: a
     deprecated ``logger_kwargs`` key (``overwrite``, ``video_freq``) is taken out of
     logger_kwargs and used where its sac() argument is left at its default; with
-    ``note``, one line says so."""
+    ``note``, one line says so; with ``settle``, ``args`` is updated to them (the
+    config.json a run writes holds the settings it used)."""
     logger_kwargs = dict(args.get("logger_kwargs") or {})
     values = {"overwrite": args.get("overwrite", False), "video_freq": args.get("video_freq", 0)}
     for key in MOVED_FROM_LOGGER_KWARGS:
@@ -59,6 +61,8 @@ def run_settings(args: dict, note: bool = False) -> tuple[dict, bool, int]:
             if note:
                 print(f"Note: logger_kwargs['{key}'] is deprecated and will stop working in the "
                       f"next release; give sac({key}=...) (--{key}) instead.", flush=True)
+    if settle:
+        args.update(logger_kwargs=logger_kwargs, **values)
     return logger_kwargs, values["overwrite"], values["video_freq"]
 
 

@@ -443,8 +443,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     """
     config = dict(locals())
     alpha, tuner_args = check_sac_args(config)
-    logger_kwargs, overwrite, video_freq = run_settings(config, note=True)
-    config.update(logger_kwargs=logger_kwargs, overwrite=overwrite, video_freq=video_freq)
+    logger_kwargs, overwrite, video_freq = run_settings(config, note=True, settle=True)
     env, test_env = make_env(env_fn), make_env(env_fn)
     discrete, obs_dim, act_dim, n_noise = check_spaces(
         env.observation_space, envs.policy_action_space(env), normalize_obs)
@@ -453,7 +452,6 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     unrecorded = record_env(config, env)
     videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded)
 
-    # Data-parallel over MPI: each of the n_procs processes takes its share of these.
     n_procs, local_steps_per_epoch, local_start_steps, local_update_after, local_test_episodes \
         = process_shares(steps_per_epoch, start_steps, update_after, num_test_episodes)
     memory = getattr(actor_critic, "recurrent", False)  # a recurrent actor-critic
@@ -499,12 +497,11 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                              enabled=sys.stdout.isatty() and proc_id() == 0)
 
     def end_epoch(steps):
-        """After ``steps`` env steps: save, test, log the epoch's row, checkpoint. A write
-        the disk refuses (full, read-only) stops the run with a paragraph, files whole."""
+        """After ``steps`` env steps: save, test, log the epoch's row, then checkpoint."""
         nonlocal saved_epoch
         epoch = steps // local_steps_per_epoch
         saving = (epoch % save_freq == 0) or (epoch == epochs)
-        with rundir.writing(logger.output_dir):
+        with rundir.writing(logger.output_dir):  # a refused write stops the run, files whole
             # Save model
             if saving:
                 logger.save_state({"env": env.env}, None)
@@ -596,8 +593,8 @@ def buffer_agent_and_export(ac, obs_dim: int | tuple, act_dim: int, replay_size:
 def process_shares(steps_per_epoch: int, start_steps: int, update_after: int,
                    num_test_episodes: int) -> tuple:
     """``(n_procs, ...)``: the number of MPI processes, then each one's share of the counts
-    ``sac()`` takes over all processes (test episodes rounded up, so every process tests
-    at least one)."""
+    ``sac()`` takes over all processes, as SAC runs data-parallel over MPI (test episodes
+    rounded up, so every process tests at least one)."""
     n_procs = num_procs()
     return (n_procs, steps_per_epoch // n_procs, start_steps // n_procs,
             update_after // n_procs, -(-num_test_episodes // n_procs))
