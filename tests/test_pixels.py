@@ -266,6 +266,22 @@ def test_pixels_on_the_command_line(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_pixel_run_repeats_exactly_in_a_new_process(tmp_path):
+    """The same seed in two fresh processes gives the same progress.txt (apart from Time).
+    With 84x84 images and 200 updates this caught TensorFlow's compiled loop over several
+    convolutional updates, whose numbers drifted from process to process."""
+    flags = ["--env", "Pendulum-v1", "--pixels", "--epochs", "1", "--steps_per_epoch", "300",
+             "--start_steps", "100", "--update_after", "100", "--batch_size", "32",
+             "--replay_size", "1000", "--num_test_episodes", "1", "--max_ep_len", "100",
+             "--seed", "5", "--data_dir", str(tmp_path)]
+    for name in ("first", "second"):
+        out = cli("sac", *flags, "--exp_name", name)
+        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    first, second = (rows(str(tmp_path / name / f"{name}_s5")) for name in ("first", "second"))
+    assert len(first[1]) == 1 and first == second
+
+
+@pytest.mark.slow
 def test_sac_learns_from_pixels(tmp_path):
     """A task seen only as an image (a dot to bring to the centre; random policies score
     about -30) is learned in 4,000 steps, about a minute on 2 cores."""

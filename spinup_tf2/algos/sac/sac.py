@@ -615,22 +615,17 @@ def update_inputs(replay_buffer, batch_size: int, rng: np.random.Generator, n_up
             + [batch[k] for k in recurrent.SEQUENCE_KEYS if k in batch] + extra)
 
 
-# Image minibatches are drawn this many bytes of observations at a time, not a whole
-# block at once (50 minibatches of 512 stacked 84x84x9 images would be 3.2 GB).
-IMAGE_CHUNK_BYTES = 1 << 28
-
-
 def run_updates(update_block: Callable, replay_buffer, batch_size: int,
                 rng: np.random.Generator, n_updates: int, noise_dim: int, ac) -> dict:
     """Run ``n_updates`` updates (:func:`update_inputs`, then ``update_block``) and return
-    their diagnostics as numpy; in one call, or for images in equal chunks of at most
-    :data:`IMAGE_CHUNK_BYTES` of observations."""
-    chunk = n_updates
-    if getattr(ac, "pixels", False):
-        per_update = 2 * batch_size * int(np.prod(ac.obs_shape))
-        chunk = max(1, min(n_updates, IMAGE_CHUNK_BYTES // per_update))
-        while n_updates % chunk:
-            chunk -= 1
+    their diagnostics as numpy: in one call, or for images one call per update.
+
+    One call per image update keeps pixel runs reproducible: a compiled loop over several
+    convolutional updates gave numbers that differed from process to process on the same
+    seed (TensorFlow with two inter-op threads, 2026-11-24; one update per call, or one
+    inter-op thread, did not). It also keeps one minibatch of images in memory at a time;
+    against an update of ~0.1 s, the call costs little."""
+    chunk = 1 if getattr(ac, "pixels", False) else n_updates
     infos = [update_block(*update_inputs(replay_buffer, batch_size, rng, chunk, noise_dim, ac))
              for _ in range(n_updates // chunk)]
     return {k: np.concatenate([np.asarray(i[k]) for i in infos]) for k in infos[0]}
