@@ -45,10 +45,10 @@ class ReplayableEpisodes(gym.Wrapper):
     state) and the actions taken since, so that :meth:`restore` can rebuild the
     episode in progress exactly, by replaying it, in a fresh process.
 
-    ``first_seed`` seeds the first reset only (later resets continue the env's
-    random generator), as ``env.reset(seed=...)`` once and ``env.reset()``
-    after would. Exact for any env whose randomness is its ``np_random`` and
-    its action space's generator, which :meth:`state` also saves.
+    ``first_seed`` seeds the action space's generator, and the first reset only
+    (later resets continue the env's random generator), as ``env.reset(seed=...)``
+    once and ``env.reset()`` after would. Exact for any env whose randomness is its
+    ``np_random`` and its action space's generator, which :meth:`state` also saves.
     """
 
     def __init__(self, env: gym.Env, first_seed: int | None = None):
@@ -58,6 +58,8 @@ class ReplayableEpisodes(gym.Wrapper):
         action_space = policy_action_space(env)
         if action_space is not env.action_space:
             self.action_space = action_space
+        if first_seed is not None:
+            self.action_space.seed(first_seed)
         self.first_seed = first_seed
         self.episode_start: dict = {}
         self.actions: list = []

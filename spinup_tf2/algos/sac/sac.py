@@ -459,7 +459,6 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
     env, test_env = ReplayableEpisodes(env, seed), ReplayableEpisodes(test_env, seed + 10_000)
-    env.action_space.seed(seed)
 
     # Create actor-critic module and target networks (sharing the observation statistics)
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
@@ -623,8 +622,7 @@ def run_updates(update_block: Callable, replay_buffer, batch_size: int,
     One call per image update keeps pixel runs reproducible: a compiled loop over several
     convolutional updates gave numbers that differed from process to process on the same
     seed (TensorFlow with two inter-op threads, 2026-11-24; one update per call, or one
-    inter-op thread, did not). It also keeps one minibatch of images in memory at a time;
-    against an update of ~0.1 s, the call costs little."""
+    inter-op thread, did not). It also keeps one minibatch of images in memory at a time."""
     chunk = 1 if getattr(ac, "pixels", False) else n_updates
     infos = [update_block(*update_inputs(replay_buffer, batch_size, rng, chunk, noise_dim, ac))
              for _ in range(n_updates // chunk)]
