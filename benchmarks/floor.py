@@ -2,6 +2,10 @@
 
     python benchmarks/floor.py [--env HalfCheetah-v5] [--blocks 30] [--bfloat16]
 
+``--bfloat16`` also times what lower precision could gain: the products in bfloat16
+with and without the casts from float32 weights, and the real block with its hidden
+layers under Keras' ``mixed_bfloat16`` policy (see :func:`mixed_bfloat16_block`).
+
 Times four things on this machine, each as microseconds per update (medians over
 ``--blocks`` compiled blocks of 50 updates, Spinning Up's networks and batch):
 
@@ -97,31 +101,58 @@ def real_block(env, hidden: int, batch: int, blocks: int) -> float:
     return per_update(run, blocks)
 
 
-def matmuls_only(shapes: list, blocks: int, dtype=None) -> float:
+def mixed_bfloat16_block(env, blocks: int) -> float:
+    """The real block (256x256, batch 100) with every hidden layer under Keras'
+    ``mixed_bfloat16`` policy: float32 weights, bfloat16 products and activations; the
+    inputs, the heads (mu, log_std, Q) and so the losses stay float32.
+
+    spinup_tf2 has no precision option (it gained too little to build), so the layers
+    are given the policy here, by wrapping ``keras.layers.Dense`` while the models are built.
+    """
+    dense = core.keras.layers.Dense
+
+    def hidden_in_bfloat16(units, *args, **kwargs):
+        if units != 1 and kwargs.get("name") not in ("mu", "log_std"):
+            kwargs["dtype"] = "mixed_bfloat16"
+        return dense(units, *args, **kwargs)
+    core.keras.layers.Dense = hidden_in_bfloat16
+    try:
+        return real_block(env, 256, 100, blocks)
+    finally:
+        core.keras.layers.Dense = dense
+
+
+def matmuls_only(shapes: list, blocks: int, dtype=None, cast: bool = True) -> float:
     """The products in ``shapes``, dealt alternately to two independent chains.
 
     Each product's input is scaled by a number carried through the loop, so
     TensorFlow cannot hoist it out of the loop or run a chain out of order; the
     same loop without the products is timed too and subtracted. With ``dtype``
     (``tf.bfloat16``), each product casts its float32 input and weights to it and
-    its result back, as mixed precision with float32 master weights would.
+    its result back, as mixed precision with float32 master weights would; with
+    ``cast=False`` inputs and weights are held in ``dtype`` already, so only the
+    products themselves are timed (the most lower precision could gain).
     """
     rng = np.random.default_rng(0)
     chains = [[], []]
     for i, (m, k, n) in enumerate(shapes):
         x = tf.constant(rng.normal(size=(m, k)).astype(np.float32))
         w = tf.Variable(rng.normal(size=(k, n)).astype(np.float32) * 0.01)
+        if dtype is not None and not cast:
+            x, w = tf.cast(x, dtype), tf.Variable(tf.cast(w, dtype))
         chains[i % 2].append((x, w))
 
     def make_run(with_products: bool):
         def chain_step(total, chain):
             for x, w in chain:
-                y = x * (1.0 + 1e-9 * total)
-                if with_products and dtype is not None:
+                y = x * tf.cast(1.0 + 1e-9 * total, x.dtype)
+                if with_products and dtype is not None and not cast:
+                    y = tf.cast(tf.matmul(y, w), tf.float32)
+                elif with_products and dtype is not None:
                     y = tf.cast(tf.matmul(tf.cast(y, dtype), tf.cast(w, dtype)), tf.float32)
                 elif with_products:
                     y = tf.matmul(y, w)
-                total = total + y[0, 0]
+                total = total + tf.cast(y[0, 0], tf.float32)
             return total
 
         @tf.function
@@ -196,6 +227,14 @@ def main() -> int:
               f"the float32 products' speed; CPU bfloat16 flags: {' '.join(has)}")
         print(f"  a block whose products all ran so: at best {best:.1f} µs, "
               f"{t['block'] / best:.2f}x the float32 block")
+        bare = matmuls_only(shapes, a.blocks, tf.bfloat16, cast=False)
+        best = t["block"] - t["matmuls"] + bare
+        print(f"  bfloat16 products alone (inputs and weights held in bfloat16, no casts): "
+              f"{bare:.1f} µs, {t['matmuls'] / bare:.2f}x; a block of them at best "
+              f"{t['block'] / best:.2f}x the float32 block")
+        mixed = mixed_bfloat16_block(env, a.blocks)
+        print(f"  the real block, hidden layers in mixed_bfloat16: {mixed:.1f} µs, "
+              f"{t['block'] / mixed:.2f}x the float32 block (1.3x would be worth building)")
     return 0
 
 
