@@ -3,6 +3,7 @@
 import json
 import os
 
+import joblib
 import numpy as np
 import pytest
 from helpers import cli, column, rows
@@ -260,6 +261,15 @@ def test_pixels_on_the_command_line(tmp_path):
     assert config["env_spec"]["additional_wrappers"][0]["kwargs"] == dict(
         size=32, frame_stack=2, action_repeat=2)
     assert len(rows(str(run))[1]) == 1
+    # vars.pkl holds the task's recipe (its rendering process does not pickle): loading it
+    # starts the same pixel task in a new rendering process.
+    assert "could not pickle" not in out.stdout
+    env = joblib.load(run / "vars.pkl")["env"]
+    try:
+        assert env.observation_space.shape == (32, 32, 6)
+        assert env.reset(seed=0)[0].shape == (32, 32, 6)
+    finally:
+        env.close()
     bad = cli("sac", "--env", "Pendulum-v1", "--action_repeat", "4", "--data_dir",
               str(tmp_path))
     assert bad.returncode != 0 and "has no --pixels" in bad.stderr + bad.stdout

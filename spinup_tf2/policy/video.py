@@ -171,11 +171,17 @@ class RenderingEnv(gym.Env):
         self._proc.start()
         child.close()
         self.env_name, self._mode, self._frame = envs.describe(env_ref), render_mode, None
+        self._ref = env_ref
         self._began = False  # until the worker has answered once
         info = self._call("info")
         self._began = True
         self.metadata, self.render_mode, self.spec, self.observation_space, \
             self.action_space = info
+
+    def __reduce__(self):
+        # What pickles (vars.pkl) is the recipe, not the pipe to the worker: unpickling
+        # starts a rendering process of the same task, new, as gymnasium's envs unpickle.
+        return RenderingEnv, (self._ref, self._mode)
 
     def _call(self, *msg):
         try:
