@@ -130,8 +130,8 @@ def matmuls_only(shapes: list, blocks: int, dtype=None, cast: bool = True) -> fl
     same loop without the products is timed too and subtracted. With ``dtype``
     (``tf.bfloat16``), each product casts its float32 input and weights to it and
     its result back, as mixed precision with float32 master weights would; with
-    ``cast=False`` inputs and weights are held in ``dtype`` already, so only the
-    products themselves are timed (the most lower precision could gain).
+    ``cast=False`` inputs and weights are held in ``dtype`` already (only the result is cast
+    back), so little but the products is timed (the most lower precision could gain).
     """
     rng = np.random.default_rng(0)
     chains = [[], []]
@@ -146,12 +146,9 @@ def matmuls_only(shapes: list, blocks: int, dtype=None, cast: bool = True) -> fl
         def chain_step(total, chain):
             for x, w in chain:
                 y = x * tf.cast(1.0 + 1e-9 * total, x.dtype)
-                if with_products and dtype is not None and not cast:
-                    y = tf.cast(tf.matmul(y, w), tf.float32)
-                elif with_products and dtype is not None:
-                    y = tf.cast(tf.matmul(tf.cast(y, dtype), tf.cast(w, dtype)), tf.float32)
-                elif with_products:
-                    y = tf.matmul(y, w)
+                if with_products:  # tf.cast to the dtype a tensor already has adds no op
+                    y = tf.matmul(tf.cast(y, dtype or tf.float32), tf.cast(w, dtype or tf.float32))
+                    y = tf.cast(y, tf.float32)
                 total = total + tf.cast(y[0, 0], tf.float32)
             return total
 
