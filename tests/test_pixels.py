@@ -72,6 +72,75 @@ def test_long_episodes_keep_every_transition_and_each_frame_costs_one_slot():
     assert buf.frames.shape == (size + stack * (size // 100 + 1), H, W, C)
 
 
+def interleaved(streams: list) -> list:
+    """The transitions of several environment copies as a vector run stores them: one
+    of each copy in turn (copies that ran out drop out)."""
+    out = []
+    for k in range(max(map(len, streams))):
+        out += [s[k] for s in streams if k < len(s)]
+    return out
+
+
+def test_copies_storing_in_turn_share_frames_and_keep_every_transition():
+    """num_envs copies' transitions arrive interleaved: each frame is still stored once
+    (one per transition, ``stack`` more per episode), all ``size`` transitions stay
+    drawable, and every one drawn is rebuilt bit for bit, also when two copies see the
+    very same frames (a third copy repeats the first)."""
+    rng = np.random.default_rng(2)
+    size, stack, copies = 400, 3, 3
+    buf = FrameReplayBuffer((H, W, stack * C), stack, act_dim=2, size=size, copies=copies)
+    first = episodes(rng, stack, [90, 1, 2, 150])
+    streams = [first, episodes(rng, stack, [120, 60, 70]), [
+        (o, rng.normal(size=2).astype(np.float32), r, o2, d) for o, _, r, o2, d in first]]
+    data = interleaved(streams)
+    by_act = {a.tobytes(): i for i, (_, a, _, _, _) in enumerate(data)}
+    for o, a, r, o2, d in data:
+        buf.store(o, a, r, o2, d)
+    assert buf.frames_written == len(data) + stack * (4 + 3 + 4)
+    assert buf.size == size
+    batch = buf.sample_batch(500, rng)
+    for j in range(500):
+        k = by_act[batch["act"][j].tobytes()]
+        assert len(data) - size <= k
+        np.testing.assert_array_equal(batch["obs"][j], data[k][0])
+        np.testing.assert_array_equal(batch["obs2"][j], data[k][3])
+    # Told of one copy only, the same stream stores whole stacks and keeps far fewer.
+    one = FrameReplayBuffer((H, W, stack * C), stack, act_dim=2, size=size)
+    for o, a, r, o2, d in data:
+        one.store(o, a, r, o2, d)
+    assert one.size < size / 2
+
+
+def test_a_checkpoint_of_the_earlier_one_copy_layout_is_read_back():
+    """Checkpoints written before frames were shared between copies kept each
+    transition's newest frame and the last next_obs; a one-copy buffer resumes them."""
+    rng = np.random.default_rng(4)
+    buf = FrameReplayBuffer((H, W, 3 * C), 3, 2, 60)
+    for o, a, r, o2, d in episodes(rng, 3, [7, 30, 1, 45]):
+        buf.store(o, a, r, o2, d)
+    arrays = buf.state_arrays()
+    n = len(arrays["buf_frame_idx"])
+    old = dict(arrays, buf_newest=arrays.pop("buf_frame_idx")[:, -1],
+               buf_last_next=arrays.pop("buf_ends_obs")[0])
+    del old["buf_ends_idx"]
+    back = FrameReplayBuffer((H, W, 3 * C), 3, 2, 60)
+    back.load_state_arrays(old)
+    np.testing.assert_array_equal(back.frame_idx[:n], buf.frame_idx[:n])
+    o = buf._ends[0][0]  # the episode in progress goes on
+    for _ in range(5):
+        o2 = np.concatenate([o[..., C:], rng.integers(0, 256, (H, W, C), np.uint8)], -1)
+        a = rng.normal(size=2).astype(np.float32)
+        buf.store(o, a, 0.5, o2, 0.0), back.store(o, a, 0.5, o2, 0.0)
+        o = o2
+    assert (buf.frames_written, buf.stored, buf.oldest) == (back.frames_written, back.stored,
+                                                            back.oldest)
+    a, b = (x.sample_batch(50, np.random.default_rng(3)) for x in (buf, back))
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+    with pytest.raises(ValueError, match="start the run afresh"):
+        FrameReplayBuffer((H, W, 3 * C), 3, 2, 60, copies=2).load_state_arrays(old)
+
+
 def test_a_hundred_thousand_84x84_frames_stacked_by_3_take_about_2_1_gb():
     """As the issue sizes it: about 2.1 GB, against about 12.7 GB for obs and next_obs of
     every transition as float32 (np.zeros maps the memory without touching it)."""
@@ -247,6 +316,22 @@ def test_pixel_run_resumes_exactly_and_ships(tmp_path, monkeypatch):
     for fmt in ("onnx", "tflite"):
         result = export_policy(straight, fmt, str(tmp_path / f"policy.{fmt}"))
         assert tuple(result["obs_dim"]) == (32, 32, 6) and result["max_abs_diff"] <= 1e-5
+
+
+def test_a_pixel_run_of_two_copies_stores_each_frame_once(tmp_path):
+    """num_envs=2 on the pixel task: the two copies' transitions interleave in the replay
+    buffer, and its checkpoint shows each frame stored once (one per transition, the
+    first stack of each copy's episode) and every transition drawable."""
+    from spinup_tf2 import sac
+
+    out = str(tmp_path / "two")
+    sac(pendulum_pixels, epochs=1, **PIXEL_TINY, num_envs=2,
+        logger_kwargs=dict(output_dir=out))
+    with np.load(os.path.join(out, "train_state", "arrays.npz")) as z:
+        frames_written, stored, oldest = z["buf_counts"]
+    assert stored == 200 and oldest == 0
+    # Each copy played one 100-step episode (max_ep_len), its reset stack 2 frames.
+    assert frames_written == stored + 2 * 2
 
 
 def test_pixels_on_the_command_line(tmp_path):

@@ -222,6 +222,9 @@ class NpzArrays:
     def __getitem__(self, name: str) -> np.ndarray:
         return self.npz[name]
 
+    def __contains__(self, name: str) -> bool:
+        return name in self.npz.files
+
     def into(self, name: str, out: np.ndarray) -> None:
         """Fill ``out`` (C-contiguous) with the array ``name``, which must have its
         shape and dtype."""

@@ -237,7 +237,7 @@ def make_env(env_fn):
 
 
 def check_memory(replay_size: int, obs_dim: int | tuple, act_dim: int, n_procs: int = 1,
-                 state_size: int = 0, frame_stack: int = 1) -> None:
+                 state_size: int = 0, frame_stack: int = 1, copies: int = 1) -> None:
     """Refuse a replay buffer larger than this machine's memory (numpy would reserve it
     lazily, and the run would be killed once it filled up). ``state_size``: the recurrent
     memory stored with each transition (and its episode-start flag), if any; for images
@@ -245,7 +245,7 @@ def check_memory(replay_size: int, obs_dim: int | tuple, act_dim: int, n_procs: 
     import psutil
 
     if isinstance(obs_dim, tuple):
-        return check_frame_memory(replay_size, obs_dim, frame_stack, act_dim, n_procs)
+        return check_frame_memory(replay_size, obs_dim, frame_stack, act_dim, n_procs, copies)
     per_step = 2 * obs_dim + act_dim + 2 + (state_size + 1 if state_size else 0)
     need = replay_size * per_step * 4 * n_procs
     total = psutil.virtual_memory().total
@@ -258,16 +258,17 @@ def check_memory(replay_size: int, obs_dim: int | tuple, act_dim: int, n_procs: 
 
 
 def check_frame_memory(replay_size: int, obs_shape: tuple, frame_stack: int, act_dim: int,
-                       n_procs: int = 1) -> None:
+                       n_procs: int = 1, copies: int = 1) -> None:
     """Refuse a pixel replay buffer (:class:`FrameReplayBuffer`, ``frame_stack`` frames
-    per observation) larger than the memory free now, with the size it would take and
-    the largest ``replay_size`` that fits."""
+    per observation, of ``copies`` environment copies) larger than the memory free now,
+    with the size it would take and the largest ``replay_size`` that fits."""
     import psutil
 
     from spinup_tf2.algos.sac.frame_buffer import FrameReplayBuffer
 
     def need(size):
-        return n_procs * FrameReplayBuffer.bytes_for(obs_shape, frame_stack, act_dim, size)
+        return n_procs * FrameReplayBuffer.bytes_for(obs_shape, frame_stack, act_dim, size,
+                                                     copies)
 
     free = psutil.virtual_memory().available
     if need(replay_size) <= free:

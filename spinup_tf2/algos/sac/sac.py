@@ -465,7 +465,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
                                       ac_kwargs, normalizer)
     replay_buffer, get_action, saved_model = buffer_agent_and_export(  # memory checked first
-        ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete, envs.frame_stack(env))
+        ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete, envs.frame_stack(env),
+        num_envs)
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
@@ -569,21 +570,22 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
 def buffer_agent_and_export(ac, obs_dim: int | tuple, act_dim: int, replay_size: int,
                             rng: np.random.Generator, n_noise: int, discrete: bool,
-                            frame_stack: int = 1) -> tuple:
+                            frame_stack: int = 1, copies: int = 1) -> tuple:
     """``(replay_buffer, get_action, saved_model)`` for ``ac``: the replay buffer, the
     acting function ``get_action(o, deterministic=False)`` and the module ``tf2_save/``
     holds; for a recurrent actor-critic, the window buffer, an agent that carries the
     episode's memory, and the export that takes it (:mod:`recurrent`); for images, a
-    buffer of ``frame_stack``-frame observations that stores each frame once. A buffer
-    (one per MPI process) that would not fit in memory is refused first."""
+    buffer of ``frame_stack``-frame observations that stores each frame once (of
+    ``copies`` environment copies storing in turn). A buffer (one per MPI process) that
+    would not fit in memory is refused first."""
     check_memory(replay_size, obs_dim, act_dim, num_procs(), getattr(ac, "state_size", 0),
-                 frame_stack)
+                 frame_stack, copies)
     if getattr(ac, "recurrent", False):
         return (recurrent.SequenceReplayBuffer.for_actor_critic(ac, obs_dim, act_dim,
                                                                 replay_size),
                 recurrent.RecurrentAgent(ac, rng, n_noise),
                 recurrent.RecurrentExport(ac, obs_dim, n_noise))
-    buffer = (pixels.FrameReplayBuffer(obs_dim, frame_stack, act_dim, replay_size)
+    buffer = (pixels.FrameReplayBuffer(obs_dim, frame_stack, act_dim, replay_size, copies)
               if isinstance(obs_dim, tuple) else ReplayBuffer(obs_dim, act_dim, replay_size))
     return (buffer, make_get_action(ac, rng, n_noise, discrete),
             core.ActorCriticExport(ac, obs_dim, n_noise))
