@@ -465,8 +465,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
                                       ac_kwargs, normalizer)
     replay_buffer, get_action, saved_model = buffer_agent_and_export(  # memory checked first
-        ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete, envs.frame_stack(env),
-        num_envs)
+        ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete, envs.frame_stack(env), num_envs)
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
