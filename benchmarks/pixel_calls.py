@@ -8,8 +8,9 @@ vector runs hand a whole block of ``update_every`` updates to one call: a compil
 several convolutional updates gave different numbers from process to process on the same
 seed. This times both ways on the same update (the DMC benchmark's: DrQ's encoder, 84x84
 RGB frames stacked by 3, batch 128, alpha tuned, one action), on a replay buffer of random
-frames. Each round runs a block of ``--updates`` updates both ways, in turn, sampling
-included (the same work both ways); the medians over rounds and their ratio are printed.
+frames filled as ``pixel_memory.py`` fills its (episodes of 125 steps). Each round runs a
+block of ``--updates`` updates both ways, in turn, sampling included (the same work both
+ways); the medians over rounds and their ratio are printed.
 Time it on a quiet machine: the ratio is all it says.
 """
 
@@ -23,8 +24,6 @@ import time
 
 import numpy as np
 
-SIZE, STACK, EP_LEN, BATCH = 84, 3, 125, 128
-
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
@@ -36,6 +35,7 @@ def main() -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from gymnasium import spaces
+    from pixel_memory import BATCH, SIZE, STACK, frame_source, transitions
     from race import cpu_summary
 
     from spinup_tf2.algos.sac import fast_path, pixels, sac
@@ -50,13 +50,9 @@ def main() -> int:
     block = fast_path.make_update_block(sac.make_update(ac, ac_targ, pi_opt, q_opt, 0.99, 0.1,
                                                         0.99, tuner))
     buf = pixels.FrameReplayBuffer(shape, STACK, 1, a.transitions)
-    obs = rng.integers(0, 256, shape, dtype=np.uint8)
-    for t in range(a.transitions):
-        frame = rng.integers(0, 256, (SIZE, SIZE, 3), dtype=np.uint8)
-        nxt = np.concatenate([obs[..., 3:], frame], axis=-1)
-        done = (t + 1) % EP_LEN == 0
-        buf.store(obs, rng.uniform(-1, 1, 1).astype(np.float32), 0.0, nxt, float(done))
-        obs = np.concatenate([frame] * STACK, axis=-1) if done else nxt
+    act = np.zeros(1, np.float32)
+    for obs, nxt, done in transitions(a.transitions, frame_source(rng, None)):
+        buf.store(obs, act, 0.0, nxt, float(done))
 
     def per_call():  # what sac() does for images
         sac.run_updates(block, buf, BATCH, rng, a.updates, 1, ac)
