@@ -103,7 +103,9 @@ def dmc_table(data_dir: str) -> str:
             se = np.sqrt((ours.var(ddof=1) / n if n > 1 else np.nan) + d ** 2 / REF_SEEDS)
             se_text = f"± {se:.0f}" if np.isfinite(se) else "one seed: no s.e."
             cells.append(f"{ours.mean() - m:+.0f} ({se_text}) | {reading(ours.mean() - m, se)}")
-        lines.append(f"| {env} | {ours.mean():.0f} ± {ours.std():.0f} ({n}) | "
+        # The sample sd (ddof=1), the one the standard errors below use.
+        spread = f" ± {ours.std(ddof=1):.0f}" if n > 1 else ""
+        lines.append(f"| {env} | {ours.mean():.0f}{spread} ({n}) | "
                      + " | ".join(f"{m} ± {d}" for m, d in published.values()) + " | "
                      + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -148,7 +150,8 @@ def main() -> int:
         if len(curves) == 0:
             print(f"{env}: no runs in {data_dir}")
             continue
-        mean, sd = curves.mean(0), curves.std(0)
+        # Sample sd over seeds (ddof=1), as in the standard errors below.
+        mean, sd = curves.mean(0), curves.std(0, ddof=1 if len(curves) > 1 else 0)
         fig, ax = plt.subplots(figsize=(8, 5))
         line, = ax.plot(steps, mean, label=f"spinup_tf2 ({env}, {len(curves)} seeds)")
         ax.fill_between(steps, mean - sd, mean + sd, color=line.get_color(), alpha=0.2)
@@ -179,8 +182,7 @@ def main() -> int:
             # Standard error of the difference of two means: our seeds (sample sd)
             # against Spinning Up's REF_SEEDS seeds.
             n = len(curves)
-            se = np.sqrt((curves[:, i].std(ddof=1) ** 2 / n if n > 1 else np.nan)
-                         + refs[0][1] ** 2 / REF_SEEDS)
+            se = np.sqrt((sd[i] ** 2 / n if n > 1 else np.nan) + refs[0][1] ** 2 / REF_SEEDS)
             # Near a run's end the window only reaches back; say so.
             label = f"{c // 1000}k" + ("" if steps.max() >= c + 50_000 else
                                         f" (window {(c - 50_000) // 1000}k-{steps.max() // 1000}k)")
