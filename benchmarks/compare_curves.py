@@ -70,10 +70,10 @@ def our_curves(env: str, data_dir: str, min_epochs: int = 75) -> tuple[np.ndarra
 def reading(diff: float, se: float) -> str:
     """How our mean stands against Spinning Up's: at or above it, below it by at most
     one standard error of the difference, or below by more."""
+    if not np.isfinite(se):
+        return ("at or above" if diff >= 0 else "below") + " (one seed: no verdict)"
     if diff >= 0:
         return "at or above"
-    if not np.isfinite(se):
-        return "below (one seed: no s.e.)"
     return "below, within 1 s.e." if -diff <= se else "below by more than 1 s.e."
 
 
