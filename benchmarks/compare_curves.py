@@ -68,8 +68,9 @@ def our_curves(env: str, data_dir: str, min_epochs: int = 75) -> tuple[np.ndarra
 
 
 def reading(diff: float, se: float) -> str:
-    """How our mean stands against Spinning Up's: at or above it, below it by at most
-    one standard error of the difference, or below by more."""
+    """How our mean stands against a published one (Spinning Up's, DrQ's): at or above
+    it, below it by at most one standard error of the difference, or below by more; with
+    one seed (no standard error), only the side, as no verdict."""
     if not np.isfinite(se):
         return ("at or above" if diff >= 0 else "below") + " (one seed: no verdict)"
     if diff >= 0:
