@@ -27,8 +27,11 @@ def test_pendulum_learns_within_12k_steps(seed, tmp_path):
 def test_recurrent_sac_learns_position_only_pendulum_within_8k_steps(tmp_path):
     """Without the velocity a memoryless policy cannot swing up and balance Pendulum: the
     bundled MLP runs on Pendulum-P-v1 (benchmarks/memory.py, 5 seeds) never test above -910
-    in 50k steps, and are at -1230 to -1300 after 8k. The recurrent actor-critic with its
-    defaults was at -103 to -228 after 8k in the bundled runs (this is seed 0's, -208)."""
+    in 50k steps, and are at -1230 to -1300 after 8k. The bundled recurrent runs, from 6k
+    steps on, never test below -431. The bar, -650, lies between the two, so that a test
+    epoch's usual swing passes and a policy that ignores its memory fails. Seed 0's curve
+    depends on the CPU's arithmetic: -208 after 8k where the runs were bundled, -391 after
+    8k (-167 after 6k) on an AMD EPYC with AVX-512."""
     from spinup_tf2.algos.sac.recurrent import RecurrentActorCritic
 
     out = str(tmp_path / "pendulum_p")
@@ -38,4 +41,5 @@ def test_recurrent_sac_learns_position_only_pendulum_within_8k_steps(tmp_path):
         logger_kwargs=dict(output_dir=out))
     test_returns = column(out, "AverageTestEpRet")
     print(f"AverageTestEpRet by epoch {[round(r, 1) for r in test_returns]}")
-    assert test_returns[-1] > -300, test_returns
+    # Both test epochs after 6k and 8k steps, not the last alone: one epoch can swing by 200.
+    assert min(test_returns[-2:]) > -650, test_returns
