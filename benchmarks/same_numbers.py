@@ -1,14 +1,16 @@
 """Does a refactor move the numbers? Run a fixed set of short SAC runs through the command
 line, then compare two such sets progress.txt by progress.txt (every column but ``Time``).
 
-    python benchmarks/same_numbers.py run OUT_DIR          # about 6 minutes on 2 cores
+    python benchmarks/same_numbers.py run OUT_DIR          # about 8 minutes on 2 cores
     python benchmarks/same_numbers.py compare DIR_A DIR_B  # exit 0 only if all identical
 
 The runs: HalfCheetah-v5 (Spinning Up's networks), Pendulum-v1 with ``alpha='auto'``,
 Pendulum-v1 with ``normalize_obs``, CartPole-v1 (discrete actions), Pendulum-v1 over two MPI
-processes (``--cpu 2``), and a Pendulum-v1 run killed with SIGKILL after its second epoch and
-continued with ``--resume`` (compare it with the uninterrupted ``auto`` run of the other set:
-the same flags). To check code that is not installed, run this script with ``PYTHONPATH``
+processes (``--cpu 2``), Pendulum-v1 over two vector copies (``--num_envs 2``), the
+partially observed Pendulum-P-v1 with ``--recurrent``, Pendulum-v1 from pixels (``--pixels``),
+and a Pendulum-v1 run killed with SIGKILL after its second epoch and continued with
+``--resume`` (compare it with the uninterrupted ``auto`` run of the other set: the same
+flags). To check code that is not installed, run this script with ``PYTHONPATH``
 pointing at that code's checkout.
 """
 
@@ -31,6 +33,14 @@ RUNS = {
     "pendulum_normalize_obs": ["--env", "Pendulum-v1", *SHORT, "--normalize_obs"],
     "cartpole": ["--env", "CartPole-v1", *SHORT, "--alpha", "auto"],
     "pendulum_cpu2": ["--env", "Pendulum-v1", *SHORT, "--cpu", "2"],
+    "pendulum_num_envs2": ["--env", "Pendulum-v1", *SHORT, "--alpha", "auto", "--num_envs",
+                           "2"],
+    "pendulum_p_recurrent": ["--env", "Pendulum-P-v1", "--recurrent", *SHORT],
+    "pendulum_pixels": ["--env", "Pendulum-v1", "--pixels", "--image_size", "32",
+                        "--frame_stack", "2", "--action_repeat", "2", "--epochs", "2",
+                        "--steps_per_epoch", "200", "--start_steps", "100", "--update_after",
+                        "100", "--batch_size", "16", "--num_test_episodes", "1",
+                        "--replay_size", "1000", "--hid", "[16,16]"],
 }
 KILLED = "pendulum_auto_killed_resumed"
 

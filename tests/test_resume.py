@@ -9,6 +9,7 @@ import sys
 import time
 
 import gymnasium as gym
+import keras
 import numpy as np
 import pytest
 from helpers import TINY, rows
@@ -75,12 +76,13 @@ def test_kill_minus_9_then_resume_equals_straight_run(tmp_path):
     proc = subprocess.Popen([sys.executable, str(script), killed], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     progress = os.path.join(killed, "progress.txt")
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None:
+    # No deadline: on a busy machine an epoch may take minutes; the run ends by itself.
+    while proc.poll() is None:
         if os.path.exists(progress) and len(open(progress).read().splitlines()) >= 3:
             break
         time.sleep(0.01)
-    assert proc.poll() is None, "the run ended before it could be killed"
+    assert proc.poll() is None, (f"the run ended (exit {proc.returncode}) before its second "
+                                 f"epoch's row, which the test waits for to kill it")
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     # Whatever the moment of the kill: progress.txt parses, a checkpoint loads.
@@ -228,3 +230,142 @@ def test_damaged_checkpoint_is_refused_before_anything_is_written(tmp_path, dama
     assert "is damaged and cannot be read" in str(err.value)
     assert "Nothing was written" in str(err.value) and "--overwrite" in str(err.value)
     assert {f: (out / f).read_bytes() for f in before} == before
+
+
+# --- State by name: every variable, trainable or not; release 0.2's checkpoints ---------
+
+class RunningMean(keras.layers.Layer):
+    """Subtracts a running mean of its inputs, updated at every call: non-trainable state
+    that training changes, as BatchNorm's and BatchRenorm's moments are."""
+
+    def build(self, shape):
+        self.mean = self.add_weight(shape=(shape[-1],), initializer="zeros", trainable=False,
+                                    name="mean")
+
+    def call(self, x):
+        import tensorflow as tf
+
+        self.mean.assign(0.9 * self.mean + 0.1 * tf.reduce_mean(x, axis=0))
+        return x - self.mean
+
+
+def centered_actor_critic(observation_space, action_space, hidden_sizes=(32, 32)):
+    """The default actor-critic with critics that centre their inputs by a RunningMean."""
+    import tensorflow as tf
+
+    from spinup_tf2.algos.sac import core
+
+    class CenteredQ(keras.Model):
+        def __init__(self, obs_dim, act_dim, **kwargs):
+            super().__init__(**kwargs)
+            self.center = RunningMean()
+            self.q = core.mlp([obs_dim + act_dim, *hidden_sizes, 1])
+            self(tf.zeros((1, obs_dim)), tf.zeros((1, act_dim)))
+
+        def call(self, obs, act):
+            return tf.squeeze(self.q(self.center(tf.concat([obs, act], -1))), -1)
+
+    ac = core.MLPActorCritic(observation_space, action_space, hidden_sizes)
+    obs_dim, act_dim = observation_space.shape[0], action_space.shape[0]
+    ac.q1, ac.q2 = CenteredQ(obs_dim, act_dim, name="q1"), CenteredQ(obs_dim, act_dim, name="q2")
+    return ac
+
+
+def test_non_trainable_state_resumes_exactly(tmp_path):
+    """A critic's running statistic (non-trainable, changed by every update) is in the
+    checkpoint by name and comes back: the resumed run equals the straight one. (Release
+    0.2 kept only trainable variables: the statistic restarted from its initial value and
+    the resumed rows differed.)"""
+    straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
+    kw = dict(TINY, actor_critic=centered_actor_critic)
+    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **kw, logger_kwargs=dict(output_dir=straight))
+    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **kw, logger_kwargs=dict(output_dir=resumed))
+    with np.load(os.path.join(resumed, "train_state", "arrays.npz")) as arrays:
+        for model in ("ac/q1", "ac/q2", "ac_targ/q1"):
+            assert np.abs(arrays[f"var:{model}/center/mean"]).max() > 1e-3  # it moved
+    sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **kw,
+        logger_kwargs=dict(output_dir=resumed))
+    assert rows(straight) == rows(resumed) and len(rows(straight)[1]) == 2
+
+
+def test_variable_names_do_not_depend_on_what_the_process_made_before():
+    """Keras names layers dense, dense_1, ... by a count over the process; checkpoint names
+    come from the models' structure, so a resume in a busier process finds every one."""
+    from helpers import actor_critics
+
+    from spinup_tf2.training.checkpoint import named_variables
+
+    first = list(named_variables(dict(zip(("ac", "ac_targ"), actor_critics()))))
+    [keras.layers.Dense(3) for _ in range(5)]  # noqa: B018 (advance Keras' name counters)
+    again = list(named_variables(dict(zip(("ac", "ac_targ"), actor_critics()))))
+    assert first == again and "ac/q2/q/2/kernel" in first and len(first) == 2 * (8 + 6 + 6)
+
+
+OLD = dict(steps_per_epoch=300, start_steps=150, update_after=100, update_every=50,
+           batch_size=16, num_test_episodes=1, max_ep_len=100, ac_kwargs=dict(hidden_sizes=(8,)),
+           alpha="auto", normalize_obs=True, replay_size=1000)
+
+
+def test_a_release_0_2_checkpoint_resumes(tmp_path):
+    """tests/data/checkpoint_0_2_0: one epoch of the OLD run made by release 0.2.0, whose
+    checkpoint keeps variables by position (var0, var1, ...). It resumes, and each variable
+    comes back from the array of its position (networks, targets, optimizers, tuner,
+    observation statistics: release 0.2's order)."""
+    import shutil
+
+    from spinup_tf2.training import checkpoint as ck
+
+    run = str(tmp_path / "old")
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "data", "checkpoint_0_2_0"), run)
+    seen = {}
+    real = ck.TrainingCheckpoint._assign_variables
+
+    def assign_and_look(self, arrays):  # what restore assigned, next to what the file holds
+        real(self, arrays)
+        seen.update(files=list(arrays.files), values=[v.numpy() for v in self.legacy_variables],
+                    stored=[arrays[f"var{i}"] for i in range(len(self.legacy_variables))])
+
+    ck.TrainingCheckpoint._assign_variables = assign_and_look
+    try:
+        sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **OLD,
+            logger_kwargs=dict(output_dir=run))
+    finally:
+        ck.TrainingCheckpoint._assign_variables = real
+    assert "var66" in seen["files"] and "var67" not in seen["files"]
+    assert len(seen["values"]) == 67
+    for value, stored in zip(seen["values"], seen["stored"]):
+        np.testing.assert_array_equal(value, stored)
+    _, r = rows(run)
+    assert [row["Epoch"] for row in r] == ["1", "2"]
+    with np.load(os.path.join(run, "train_state", "arrays.npz")) as arrays:  # now by name
+        assert "var:tuner/log_alpha" in arrays.files and "var0" not in arrays.files
+
+
+def test_a_checkpoint_by_position_resumes_as_the_straight_run(tmp_path):
+    """A checkpoint rewritten in release 0.2's layout (variables by position, in its order)
+    resumes to the same rows as the run that never stopped: positions map to the same
+    variables the names do."""
+    from spinup_tf2.training.checkpoint import write_npz
+
+    straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
+    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **OLD, logger_kwargs=dict(output_dir=straight))
+    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **OLD, logger_kwargs=dict(output_dir=resumed))
+    path = os.path.join(resumed, "train_state", "arrays.npz")
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    # Release 0.2's order: trainable variables of ac and ac_targ (pi, q1, q2 each), the
+    # policy's and the critics' Adam (m, v, beta powers), the tuner, the statistics.
+    order = [n for m in ("ac", "ac_targ") for part in ("pi", "q1", "q2")
+             for n in arrays if n.startswith(f"var:{m}/{part}/")]
+    for opt in ("pi_optimizer", "q_optimizer", "tuner/optimizer"):
+        if opt == "tuner/optimizer":
+            order.append("var:tuner/log_alpha")
+        order += [n for slot in ("m", "v") for n in arrays if n.startswith(f"var:{opt}/{slot}/")]
+        order += [f"var:{opt}/beta_1_power", f"var:{opt}/beta_2_power"]
+    order += ["var:ac/obs_normalizer/mean", "var:ac/obs_normalizer/var"]
+    assert sorted(order) == sorted(n for n in arrays if n.startswith("var:"))
+    old = {f"var{i}": arrays.pop(n) for i, n in enumerate(order)}
+    write_npz(path, {**old, **arrays})
+    sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **OLD,
+        logger_kwargs=dict(output_dir=resumed))
+    assert rows(straight) == rows(resumed) and len(rows(straight)[1]) == 2

@@ -253,12 +253,8 @@ def test_updates_per_step_multiplies_the_updates_of_each_block(tmp_path):
         sac_mod.sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1),
                     updates_per_step=k, logger_kwargs=dict(output_dir=str(out)))
         with np.load(out / "train_state" / "arrays.npz") as arrays:
-            # The policy optimizer's state ends with beta_1 ** t and beta_2 ** t (fast_path's
-            # Adam); they are the first scalars in the checkpoint (the networks' variables,
-            # which come first, are arrays). beta_2 = 0.999 gives t.
-            variables = [arrays[f"var{i}"] for i in range(len(arrays.files))
-                         if f"var{i}" in arrays.files]
-            beta_2_power = [v for v in variables if v.ndim == 0][1]
+            # The policy optimizer's beta_2 ** t (fast_path's Adam; beta_2 = 0.999) gives t.
+            beta_2_power = arrays["var:pi_optimizer/beta_2_power"]
             counts[k] = round(float(np.log(beta_2_power) / np.log(0.999)))
     # 400 steps, blocks at t = 100, 150, ..., 350: 6 blocks of 50 updates each.
     assert counts == {1: 300, 3: 900}

@@ -1,9 +1,12 @@
 """Training checkpoints: everything a run needs to continue exactly where it stopped.
 
 A checkpoint is a folder ``train_state/`` in the run's output directory with
-``arrays.npz`` (network, target and optimizer variables, the replay buffer,
-the actions of the episode in progress) and ``state.json`` (counters and
-random-generator states). Nothing in it is pickled, so resuming a run reads
+``arrays.npz`` (every variable of the networks, targets, optimizers and entropy
+tuner, each under its name, e.g. ``var:ac/q1/q/1/kernel`` (see
+:func:`named_variables`); the replay buffer; the actions of the episode in
+progress) and ``state.json`` (counters and random-generator states).
+Checkpoints of release 0.2, which kept the trainable variables by position
+(``var0``, ``var1``, ...), still resume. Nothing in it is pickled, so resuming a run reads
 data and runs no code from the run directory. It is written as
 ``train_state.tmp/`` and renamed into place, so a kill at any moment leaves the
 previous checkpoint whole (see :func:`spinup_tf2.rundir.atomic_dir`).
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os.path as osp
+import re
 import zipfile
 
 import numpy as np
@@ -63,8 +67,9 @@ def check_output_dir(config: dict, logger_kwargs: dict, resume: bool,
 class TrainingCheckpoint:
     """The training state of one run, saved after an epoch and restored to resume it.
 
-    It holds: the variables (networks, targets, optimizer and entropy-tuner
-    states, observation statistics, in a fixed order), the replay buffer, the
+    It holds: every variable (networks, targets, optimizer and entropy-tuner
+    states, observation statistics and any other non-trainable state, by name:
+    :func:`named_variables`), the replay buffer, the
     random generator of exploration and minibatches, both environments (each a
     :class:`spinup_tf2.training.env_wrappers.ReplayableEpisodes`, which rebuilds
     the episode in progress), the observation normalizer's accumulators, and
@@ -75,18 +80,21 @@ class TrainingCheckpoint:
     :meth:`restore` once before the loop, :meth:`save` after each saved epoch.
     """
 
-    def __init__(self, output_dir: str | None, models: tuple, optimizers: tuple, tuner,
+    def __init__(self, output_dir: str | None, models: dict, optimizers: dict, tuner,
                  normalizer, replay_buffer, rng: np.random.Generator, env, test_env,
                  agent=None):
-        """``models``: the actor-critic and its targets; ``optimizers``: theirs;
-        ``tuner`` (the entropy tuner) and ``normalizer`` (the observation
-        normalizer) may be None; ``agent``, for a recurrent actor-critic, holds the
-        episode in progress's memory."""
+        """``models``: the actor-critic and its targets by name (``ac``, ``ac_targ``);
+        ``optimizers``: theirs by name; ``tuner`` (the entropy tuner) and ``normalizer``
+        (the observation normalizer) may be None; ``agent``, for a recurrent
+        actor-critic, holds the episode in progress's memory."""
         self.output_dir = output_dir
-        self.variables = [v for m in models for v in m.trainable_variables]
-        self.variables += [v for opt in optimizers for v in opt.variables]
-        self.variables += (tuner.variables if tuner else []) + (normalizer.weights
-                                                                if normalizer else [])
+        self.variables = named_variables({**models, **optimizers, "tuner": tuner,
+                                          "obs_normalizer": normalizer})
+        # Release 0.2's checkpoints: trainable variables, optimizers, tuner, statistics.
+        self.legacy_variables = [v for m in models.values() for v in m.trainable_variables]
+        self.legacy_variables += [v for opt in optimizers.values() for v in opt.variables]
+        self.legacy_variables += ((tuner.variables if tuner else [])
+                                  + (normalizer.weights if normalizer else []))
         self.replay_buffer, self.rng = replay_buffer, rng
         self.env, self.test_env, self.normalizer = env, test_env, normalizer
         self.agent = agent
@@ -159,7 +167,7 @@ class TrainingCheckpoint:
                      progress_sha256=rundir.progress_digest(self.output_dir, epoch),
                      env=self.env.state(), test_env=self.test_env.state(episode=False),
                      normalizer=self.normalizer.state() if self.normalizer else None)
-        arrays = {f"var{i}": v.numpy() for i, v in enumerate(self.variables)}
+        arrays = {VAR + name: v.numpy() for name, v in self.variables.items()}
         arrays.update(self.replay_buffer.state_arrays())
         if self.agent is not None:
             arrays.update(self.agent.state_arrays())
@@ -179,8 +187,7 @@ class TrainingCheckpoint:
             with np.load(osp.join(folder, "arrays.npz"), allow_pickle=False) as data:
                 arrays = NpzArrays(data)
                 state = _arrays_in(_read_checkpoint_state(folder), arrays)
-                for i, v in enumerate(self.variables):
-                    v.assign(arrays[f"var{i}"])
+                self._assign_variables(arrays)
                 self.replay_buffer.load_state_arrays(arrays)
                 if self.agent is not None:
                     self.agent.load_state_arrays(arrays)
@@ -197,6 +204,101 @@ class TrainingCheckpoint:
         print(f"Resuming the run in {self.output_dir} after epoch {state['epoch']} "
               f"(env step {state['t']}).", flush=True)
         return o, state["t"], state["ep_ret"], state["ep_len"], state["elapsed"]
+
+
+    def _assign_variables(self, arrays: "NpzArrays") -> None:
+        """Every variable from ``arrays``, by name (or, from a release 0.2 checkpoint,
+        by position); a checkpoint that lacks one of this run's variables, or holds
+        one this run has not, belongs to another model and is refused."""
+        if "var0" in arrays and not any(k.startswith(VAR) for k in arrays.files):
+            names = [f"var{i}" for i in range(len(self.legacy_variables))]
+            variables = dict(zip(names, self.legacy_variables))
+        else:
+            names = [VAR + name for name in self.variables]
+            variables = dict(zip(names, self.variables.values()))
+        stored = {k for k in arrays.files if k.startswith(VAR) or _LEGACY.fullmatch(k)}
+        missing, extra = sorted(set(names) - stored), sorted(stored - set(names))
+        if missing or extra:
+            raise ValueError(f"its variables are not this run's: it lacks {missing[:5]} and "
+                             f"holds {extra[:5]} (of {len(missing)} and {len(extra)})")
+        for name, v in variables.items():
+            value = arrays[name]
+            if tuple(value.shape) != tuple(v.shape):
+                raise ValueError(f"{name} has shape {list(value.shape)}, the model's "
+                                 f"variable {list(v.shape)}")
+            v.assign(value)
+
+
+# A variable's key in arrays.npz: this prefix, then its name (see named_variables).
+VAR = "var:"
+_LEGACY = re.compile(r"var\d+")
+
+
+def named_variables(roots: dict) -> dict:
+    """Every variable reachable from ``roots`` (``{name: object}``; None is skipped),
+    each once, keyed by the path that reaches it, trainable or not::
+
+        {"ac/pi/net/1/kernel": ..., "ac/q1/q/1/bias": ..., "pi_optimizer/m/ac/pi/net/1/kernel":
+         ..., "tuner/log_alpha": ...}
+
+    A Keras layer's own variables are named by their names (``kernel``, ``moving_mean``),
+    its sublayers by the attribute that holds them or else their position (Sequential's
+    layers); a variable reached twice (a layer shared by several models) keeps the first
+    path. The root objects are walked through their attributes, lists and dicts; an object
+    with ``named_variables(name_of)`` (the optimizers, the entropy tuner) names its own,
+    ``name_of`` giving the name of a variable already found. Names come from the code's
+    structure, not from Keras' automatic layer names (``dense_7``), which depend on how
+    many layers a process made before, so a checkpoint resumes in any process."""
+    import keras
+
+    from spinup_tf2.tf_setup import import_tensorflow
+
+    tf = import_tensorflow()
+    named, found = {}, {}  # name -> variable; id of the tf.Variable -> name
+
+    def add(path: str, var) -> None:
+        key = id(var.value if isinstance(var, keras.Variable) else var)
+        if key in found:
+            return
+        while path in named:  # two variables of one layer with one name
+            path += "_"
+        named[path], found[key] = var, path
+
+    def name_of(var) -> str:
+        return found[id(var.value if isinstance(var, keras.Variable) else var)]
+
+    def walk(obj, path: str, root: bool = False) -> None:
+        if isinstance(obj, (keras.Variable, tf.Variable)):
+            add(path, obj)
+        elif isinstance(obj, keras.layers.Layer):
+            subs = list(obj._flatten_layers(include_self=False, recursive=False))
+            inner = {id(v) for sub in subs for v in sub.variables}
+            for v in obj.variables:
+                if id(v) not in inner:
+                    add(f"{path}/{v.name}", v)
+            attrs = {id(value): k for k, value in vars(obj).items()
+                     if isinstance(value, keras.layers.Layer) and not k.startswith("_")}
+            for i, sub in enumerate(subs):
+                walk(sub, f"{path}/{attrs.get(id(sub), i)}")
+            for k, value in vars(obj).items():  # tf.Variables Keras does not track
+                if isinstance(value, tf.Variable):
+                    add(f"{path}/{k}", value)
+        elif hasattr(obj, "named_variables"):
+            for k, v in obj.named_variables(name_of).items():
+                add(f"{path}/{k}", v)
+        elif isinstance(obj, (list, tuple)):
+            for i, value in enumerate(obj):
+                walk(value, f"{path}/{i}")
+        elif isinstance(obj, dict):
+            for k, value in obj.items():
+                walk(value, f"{path}/{k}")
+        elif root and obj is not None:  # an actor-critic: its models are its attributes
+            for k, value in vars(obj).items():
+                walk(value, f"{path}/{k}")
+
+    for name, obj in roots.items():
+        walk(obj, name, root=True)
+    return named
 
 
 def write_npz(path: str, arrays: dict, compress: bool = False) -> None:
@@ -224,6 +326,11 @@ class NpzArrays:
 
     def __contains__(self, name: str) -> bool:
         return name in self.npz.files
+
+    @property
+    def files(self) -> list:
+        """The names of the arrays."""
+        return self.npz.files
 
     def into(self, name: str, out: np.ndarray) -> None:
         """Fill ``out`` (C-contiguous) with the array ``name``, which must have its

@@ -48,6 +48,14 @@ class Adam:
         """The optimizer's state."""
         return self.m + self.v + [self.beta_1_power, self.beta_2_power]
 
+    def named_variables(self, name_of: Callable) -> dict:
+        """The optimizer's state by name, for checkpoints: each moment named after the
+        variable it follows (``name_of(variable)``), then the beta powers."""
+        names = [name_of(var) for var in self.var_list]
+        return {**{f"m/{n}": m for n, m in zip(names, self.m)},
+                **{f"v/{n}": v for n, v in zip(names, self.v)},
+                "beta_1_power": self.beta_1_power, "beta_2_power": self.beta_2_power}
+
     def apply(self, grads: list) -> None:
         """One Adam step of every variable along its gradient."""
         b1p = self.beta_1_power.assign(self.beta_1_power * self.beta_1)
@@ -98,6 +106,11 @@ class EntropyTuner:
     def variables(self) -> list:
         """log_alpha and its optimizer's state."""
         return [self.log_alpha] + self.optimizer.variables
+
+    def named_variables(self, name_of: Callable) -> dict:
+        """log_alpha and its optimizer's state by name, for checkpoints."""
+        opt = self.optimizer.named_variables(lambda v: "log_alpha")
+        return {"log_alpha": self.log_alpha, **{f"optimizer/{k}": v for k, v in opt.items()}}
 
     def alpha(self):
         """The current alpha, ``exp(log_alpha)``."""

@@ -484,7 +484,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     logger.setup_tf2_saver(saved_model)
 
     # Everything a training checkpoint holds; resuming puts it all back.
-    checkpoint = TrainingCheckpoint(logger.output_dir, (ac, ac_targ), (pi_optimizer, q_optimizer),
+    checkpoint = TrainingCheckpoint(logger.output_dir, dict(ac=ac, ac_targ=ac_targ),
+                                    dict(pi_optimizer=pi_optimizer, q_optimizer=q_optimizer),
                                     tuner, normalizer, replay_buffer, rng, collector, test_env,
                                     get_action if memory else None)
     o, t_start, ep_ret, ep_len, elapsed = (checkpoint.restore() if resume
