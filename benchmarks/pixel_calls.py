@@ -39,6 +39,7 @@ def main() -> int:
     from race import cpu_summary
 
     from spinup_tf2.algos.sac import fast_path, pixels, sac
+    from spinup_tf2.algos.sac.variants import PIXELS
 
     rng = np.random.default_rng(0)
     shape = (SIZE, SIZE, 3 * STACK)
@@ -55,10 +56,10 @@ def main() -> int:
         buf.store(obs, act, 0.0, nxt, float(done))
 
     def per_call():  # what sac() does for images
-        sac.run_updates(block, buf, BATCH, rng, a.updates, 1, ac)
+        sac.run_updates(block, buf, BATCH, rng, a.updates, 1, ac, PIXELS)
 
     def one_call():  # what sac() does for vectors
-        block(*sac.update_inputs(buf, BATCH, rng, a.updates, 1, ac))
+        block(*sac.update_inputs(buf, BATCH, rng, a.updates, 1, ac, PIXELS))
 
     ways = {"one call per update": per_call, f"one call per {a.updates}": one_call}
     for run in ways.values():  # compile both first

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from spinup_tf2.algos.sac import core, fast_path
+from spinup_tf2.algos.sac.agent import MLPAgent
 
 tf = core.tf
 
@@ -135,7 +136,7 @@ def test_a_subclassed_actor_acts_with_its_own_math():
         mine.assign(theirs)
     assert fast_path.NumpyActor.maybe(halved) is None
     ac.pi = halved
-    act = fast_path.make_get_action(ac, np.random.default_rng(0), 1)
+    act = MLPAgent(ac, np.random.default_rng(0), 1)
     want = halved(obs[None], deterministic=True, with_logprob=False)[0].numpy()[0]
     np.testing.assert_allclose(act(obs, True), want, rtol=1e-5)
     assert 0 < abs(act(obs, True)[0]) <= 1.0  # half of Pendulum's limit of 2

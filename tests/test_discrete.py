@@ -67,8 +67,8 @@ def test_discrete_losses_match_numpy():
     o, o2 = rng.normal(size=(5, 4)).astype(np.float32), rng.normal(size=(5, 4)).astype(np.float32)
     a = np.array([[0], [1], [1], [0], [1]], np.float32)
     r, d = rng.normal(size=5).astype(np.float32), np.array([0, 0, 1, 0, 0], np.float32)
-    loss_pi, loss_q1, _, q1, _, logp = sac_mod.discrete_losses(ac, ac_targ, o, a, r, o2, d,
-                                                              None, 0.2, 0.99)
+    out = sac_mod.discrete_losses(ac, ac_targ, o, a, r, o2, d, None, 0.2, 0.99)
+    (loss_q1, _), (q1, _), loss_pi, logp = out.loss_q, out.q, out.loss_pi, out.logp_pi
     p, lp = (x.numpy() for x in ac.pi.dist(o))
     p2, lp2 = (x.numpy() for x in ac.pi.dist(o2))
     q1a, q2a = ac.q1(o).numpy(), ac.q2(o).numpy()

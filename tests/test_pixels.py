@@ -206,11 +206,11 @@ def test_the_encoder_learns_from_the_critics_only(discrete):
     losses = functools.partial(pixels.pixel_losses, base)
     shifts = pixels.shift_draws(rng, ac, 1, 8)[0]
     with tf.GradientTape(persistent=True) as tape:
-        loss_pi, loss_q1, loss_q2, _, _, logp_pi = losses(
+        out = losses(
             ac, ac_targ, o, a, np.ones(8, np.float32), o2, np.zeros(8, np.float32),
             rng.standard_normal((16, 3 if discrete else 2)).astype(np.float32), 0.1, 0.99,
             shifts)
-        loss_q = loss_q1 + loss_q2
+        loss_pi, logp_pi, loss_q = out.loss_pi, out.logp_pi, out.loss_q[0] + out.loss_q[1]
         policy_only = tf.reduce_sum(logp_pi)  # what the actor computes from its features
     encoder = ac.encoder.trainable_variables
     # The actor reads the encoder through a stop-gradient, and the policy step moves only

@@ -93,7 +93,8 @@ def test_one_update_moves_targets_by_polyak():
     # Every main variable (pi and both Qs) took a step.
     assert all(not np.allclose(a, b) for a, b in zip(main_before,
                                                      _values(ac.trainable_variables)))
-    assert set(info) == set(sac_mod.LOGGED_KEYS)
+    assert set(info) == set(sac_mod.logged_keys(2)) == {"LossPi", "LossQ1", "LossQ2", "Q1Vals",
+                                                    "Q2Vals", "LogPi"}
     assert info["Q1Vals"].shape == (16,) and info["LogPi"].shape == (16,)
     assert info["LossPi"].shape == ()
 
@@ -226,8 +227,8 @@ def test_continuous_losses_match_numpy():
     o, a, r, o2, d, noise = (x[0] for x in _batches(1, batch=6, seed=5))
     d[2] = 1.0
     alpha, gamma = 0.2, 0.99
-    loss_pi, loss_q1, loss_q2, q1, q2, logp = sac_mod.continuous_losses(
-        ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma)
+    out = sac_mod.continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma)
+    (loss_q1, loss_q2), (q1, q2), loss_pi, logp = out.loss_q, out.q, out.loss_pi, out.logp_pi
     pi, logp_pi = (x.numpy() for x in ac.pi(o, noise=noise[:6]))
     pi2, logp_pi2 = (x.numpy() for x in ac.pi(o2, noise=noise[6:]))
     q1_a, q2_a = ac.q1(o, a).numpy(), ac.q2(o, a).numpy()
@@ -235,6 +236,7 @@ def test_continuous_losses_match_numpy():
     min_q_targ = np.minimum(ac_targ.q1(o2, pi2).numpy(), ac_targ.q2(o2, pi2).numpy())
     backup = r + gamma * (1 - d) * (min_q_targ - alpha * logp_pi2)
     np.testing.assert_allclose(q1.numpy(), q1_a, rtol=1e-6)
+    np.testing.assert_allclose(q2.numpy(), q2_a, rtol=1e-6)
     np.testing.assert_allclose(logp.numpy(), logp_pi, rtol=1e-6)
     np.testing.assert_allclose(loss_q1.numpy(), 0.5 * np.mean((q1_a - backup) ** 2), rtol=1e-5)
     np.testing.assert_allclose(loss_q2.numpy(), 0.5 * np.mean((q2_a - backup) ** 2), rtol=1e-5)

@@ -29,7 +29,7 @@ RUN_KEYS = ["num_cpu", "data_dir", "datestamp", "parallel", "oversubscribe", "ba
 RUN_ARG_NAMES = {"ray_address": "address", "ray_worker_dir": "worker_dir"}
 
 # On/off flags the launcher turns into arguments, and their defaults: --recurrent is
-# actor_critic=RecurrentActorCritic (see processes.experiment_command).
+# actor_critic="recurrent", the recurrent variant's record (see processes.experiment_command).
 SWITCHES = {"recurrent": False, "pixels": False}
 # How --pixels makes its pixel task (spinup_tf2.policy.video.make_pixels), and the defaults.
 PIXEL_OPTIONS = {"action_repeat": 1, "frame_stack": 3, "image_size": 84}

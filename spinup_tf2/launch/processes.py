@@ -41,7 +41,7 @@ def call_experiment(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
     ``env_fn = lambda: gymnasium.make(env_name, **env_kwargs)`` (with ``pixels=True``,
     :func:`spinup_tf2.policy.video.make_pixels` of it, taking ``action_repeat``, ``frame_stack``
     and ``image_size``; and ``recurrent=True`` into
-    ``actor_critic=RecurrentActorCritic``),
+    ``actor_critic="recurrent"``, the recurrent variant's record),
     and launches :mod:`spinup_tf2.launch.entrypoint` with the whole call cloudpickled,
     so experiments share no state. Ctrl-C stops the experiment within seconds
     and leaves what it wrote readable.
@@ -126,10 +126,8 @@ def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
                 kwargs["env_fn"] = functools.partial(
                     make_pixels, env_name, opts["image_size"], opts["frame_stack"],
                     opts["action_repeat"], **env_kwargs)
-        if kwargs.pop("recurrent", False):  # --recurrent
-            from spinup_tf2.algos.sac.recurrent import RecurrentActorCritic
-
-            kwargs["actor_critic"] = RecurrentActorCritic
+        if kwargs.pop("recurrent", False):  # --recurrent: the recurrent variant's record
+            kwargs["actor_critic"] = "recurrent"
         from spinup_tf2.utils.mpi_tools import mpi_fork
 
         mpi_fork(num_cpu)

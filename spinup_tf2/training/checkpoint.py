@@ -30,7 +30,8 @@ from spinup_tf2.utils.serialization_utils import convert_json
 # What config.json holds now that runs made before 0.2 lack, and the value such a run had
 # (ANY: whatever it is now, as env_spec, recorded since).
 ANY = object()
-ADDED_ARGS = {"env_spec": ANY, "updates_per_step": 1, "num_envs": 1, "vector_mode": "sync"}
+ADDED_ARGS = {"env_spec": ANY, "updates_per_step": 1, "num_envs": 1, "vector_mode": "sync",
+              "replay_buffer_class": None}
 # Arguments a resumed call may change: how long the run goes on, how it is saved and watched.
 FREE_ARGS = {"epochs", "save_freq", "resume", "logger", "logger_kwargs", "env_fn", "exp_name",
              "overwrite", "video_freq"}
@@ -80,19 +81,22 @@ class TrainingCheckpoint:
     :meth:`restore` once before the loop, :meth:`save` after each saved epoch.
     """
 
-    def __init__(self, output_dir: str | None, models: dict, optimizers: dict, tuner,
-                 normalizer, replay_buffer, rng: np.random.Generator, env, test_env,
-                 agent=None):
-        """``models``: the actor-critic and its targets by name (``ac``, ``ac_targ``);
-        ``optimizers``: theirs by name; ``tuner`` (the entropy tuner) and ``normalizer``
-        (the observation normalizer) may be None; ``agent``, for a recurrent
-        actor-critic, holds the episode in progress's memory."""
+    def __init__(self, output_dir: str | None, state: dict, normalizer, replay_buffer,
+                 rng: np.random.Generator, env, test_env, agent=None):
+        """``state``: what holds variables, by name: the actor-critic ``ac``, its targets
+        ``ac_targ`` (None for a variant without), the optimizers ``pi_optimizer`` and
+        ``q_optimizer``, the entropy ``tuner`` (None for a fixed alpha), and anything
+        more a variant has (the update's own variables); ``normalizer`` (the observation
+        normalizer) may be None; ``agent`` (an :class:`~spinup_tf2.algos.sac.agent.Agent`)
+        keeps the episode in progress's memory, if it has one."""
         self.output_dir = output_dir
-        self.variables = named_variables({**models, **optimizers, "tuner": tuner,
-                                          "obs_normalizer": normalizer})
+        self.variables = named_variables({**state, "obs_normalizer": normalizer})
         # Release 0.2's checkpoints: trainable variables, optimizers, tuner, statistics.
-        self.legacy_variables = [v for m in models.values() for v in m.trainable_variables]
-        self.legacy_variables += [v for opt in optimizers.values() for v in opt.variables]
+        models = [state[k] for k in ("ac", "ac_targ") if state.get(k) is not None]
+        self.legacy_variables = [v for m in models for v in m.trainable_variables]
+        self.legacy_variables += [v for k in ("pi_optimizer", "q_optimizer")
+                                  for v in state[k].variables]
+        tuner = state.get("tuner")
         self.legacy_variables += ((tuner.variables if tuner else [])
                                   + (normalizer.weights if normalizer else []))
         self.replay_buffer, self.rng = replay_buffer, rng

@@ -39,7 +39,7 @@ def _is_num(x) -> bool:
 
 # Run settings that were logger_kwargs keys in 0.1 and are sac() arguments now.
 MOVED_FROM_LOGGER_KWARGS = ("overwrite", "video_freq")
-LOGGER_KWARGS = ("output_dir", "exp_name", "output_fname", "tensorboard")
+LOGGER_KWARGS = ("output_dir", "exp_name", "output_fname", "tensorboard", "outputs")
 # Seeds fit Keras' 32 bits with room for the offsets of MPI ranks and the test environment.
 SEED_LIMIT = 2**31
 
@@ -105,8 +105,9 @@ def check_sac_args(args: dict):
     need(_is_int(num_envs) and num_envs >= 1,
          f"sac() got num_envs={num_envs!r}; give a whole number >= 1 of environment copies "
          f"to step at once.")
-    need(num_envs == 1 or not (args.get("recurrent")
-                               or getattr(args.get("actor_critic"), "recurrent", False)),
+    ac = args.get("actor_critic")
+    need(num_envs == 1 or not (args.get("recurrent") or ac == "recurrent"
+                               or getattr(ac, "variant", None) == "recurrent"),
          f"sac() got num_envs={num_envs} with a recurrent actor-critic (--recurrent), which "
          f"steps one environment. Nothing was written. Use num_envs=1, or several MPI "
          f"processes (--cpu).")
@@ -194,6 +195,11 @@ def check_logger_kwargs(logger_kwargs: dict) -> None:
          f"{rundir.PROGRESS!r}; got {fname!r}.")
     need(isinstance(logger_kwargs.get("tensorboard", False), (bool, np.bool_)),
          f"tensorboard must be True or False; got {logger_kwargs.get('tensorboard')!r}.")
+    outputs = logger_kwargs.get("outputs") or []
+    need(isinstance(outputs, (list, tuple))
+         and all(callable(getattr(o, "write", None)) for o in outputs),
+         f"outputs must be a list of logx.Output objects (each with a write(row, index) "
+         f"method); got {outputs!r}.")
 
 
 def make_env(env_fn):

@@ -203,9 +203,14 @@ class ActorCritic:
         return self.pi.trainable_variables
 
     @property
+    def critics(self) -> tuple:
+        """The critics, in order: ``(q1, q2)`` (a variant with an ensemble has more)."""
+        return (self.q1, self.q2)
+
+    @property
     def critic_variables(self) -> list:
-        """What the Q loss trains and the targets average: q1's and q2's variables."""
-        return self.q1.trainable_variables + self.q2.trainable_variables
+        """What the Q loss trains and the targets average: the critics' variables."""
+        return [v for q in self.critics for v in q.trainable_variables]
 
     @property
     def trainable_variables(self) -> list:
@@ -215,15 +220,15 @@ class ActorCritic:
     @property
     def models(self) -> tuple:
         """Every Keras model of the actor-critic."""
-        return (self.pi, self.q1, self.q2)
+        return (self.pi,) + self.critics
 
     def policy(self, obs, **kwargs):
         """``pi`` on observations (same keyword arguments and outputs)."""
         return self.pi(obs, **kwargs)
 
     def critic(self, i: int, obs, act=None):
-        """Q values of critic ``i`` (0 for q1, 1 for q2) on observations."""
-        q = (self.q1, self.q2)[i]
+        """Q values of critic ``i`` (0 for q1, 1 for q2, ...) on observations."""
+        q = self.critics[i]
         return q(obs) if act is None else q(obs, act)
 
     def act(self, obs, deterministic: bool = False) -> np.ndarray:
@@ -345,9 +350,14 @@ def actor_variables(ac) -> list:
 
 def critic_variables(ac) -> list:
     """What SAC's Q loss trains and the target critics average: ``ac.critic_variables``,
-    or for an actor-critic without it, q1's and q2's variables."""
+    or for an actor-critic without it, its critics' variables."""
     return (getattr(ac, "critic_variables", None)
-            or ac.q1.trainable_variables + ac.q2.trainable_variables)
+            or [v for q in critics_of(ac) for v in q.trainable_variables])
+
+
+def critics_of(ac) -> tuple:
+    """The actor-critic's critics: ``ac.critics``, or for one without it ``(q1, q2)``."""
+    return tuple(getattr(ac, "critics", None) or (ac.q1, ac.q2))
 
 
 def policy_of(ac) -> Callable:
@@ -357,17 +367,18 @@ def policy_of(ac) -> Callable:
 
 
 def critic_of(ac, i: int) -> Callable:
-    """Critic ``i`` (0 for q1, 1 for q2) on observations, as :func:`policy_of`."""
+    """Critic ``i`` (0 for q1, 1 for q2, ...) on observations, as :func:`policy_of`."""
     if hasattr(ac, "critic"):
         return lambda obs, act: ac.critic(i, obs, act)
-    return (ac.q1, ac.q2)[i]
+    return critics_of(ac)[i]
 
 
 def saved_variables(ac) -> list:
-    """The tf.Variables under the Keras ones of pi, q1 and q2 (Keras 3 wraps them; a
+    """The tf.Variables under the Keras ones of pi and the critics (Keras 3 wraps them; a
     SavedModel tracks the underlying ones), non-trainable ones (observation statistics)
     included, each once."""
-    weights = {id(v): v for m in getattr(ac, "models", (ac.pi, ac.q1, ac.q2)) for v in m.weights}
+    models = getattr(ac, "models", None) or (ac.pi,) + critics_of(ac)
+    weights = {id(v): v for m in models for v in m.weights}
     return tf_variables(weights.values())
 
 
@@ -376,11 +387,12 @@ class ActorCriticExport(tf.Module):
     which need nothing from spinup_tf2 to run.
 
     ``mu(x)``: deterministic action; ``pi(x)``: sampled action; ``q1(x, a)``,
-    ``q2(x, a)``: Q values. ``x`` is a float32 batch of observations and ``a``
-    a float32 batch of actions. As serving signatures (TF Serving) they return
-    dicts: ``serving_default`` and ``mu`` give ``{'action': ...}`` (the deterministic
-    action), ``pi`` ``{'action': ...}``, ``q1`` and ``q2`` ``{'q': ...}``; ``serve(x)``,
-    the endpoint Keras 3's ``TFSMLayer`` calls by default, is ``serving_default``.
+    ``q2(x, a)`` (and ``q3`` ... for a variant with more critics): Q values. ``x`` is a
+    float32 batch of observations and ``a`` a float32 batch of actions. As serving
+    signatures (TF Serving) they return dicts: ``serving_default`` and ``mu`` give
+    ``{'action': ...}`` (the deterministic action), ``pi`` ``{'action': ...}``, ``q1``,
+    ``q2``, ... ``{'q': ...}``; ``serve(x)``, the endpoint Keras 3's ``TFSMLayer`` calls by
+    default, is ``serving_default``.
     """
 
     def __init__(self, ac, obs_dim: int | tuple, act_dim: int):
@@ -394,19 +406,29 @@ class ActorCriticExport(tf.Module):
         x = tf.TensorSpec([None, *obs_shape], getattr(ac, "obs_dtype", tf.float32), name="x")
         a = (tf.TensorSpec([None], tf.int64, name="a") if getattr(ac, "discrete", False)
              else tf.TensorSpec([None, act_dim], tf.float32, name="a"))
-        policy, q1, q2 = policy_of(ac), critic_of(ac, 0), critic_of(ac, 1)
+        policy = policy_of(ac)
         self.mu = tf.function(lambda x: policy(x, deterministic=True, with_logprob=False)[0],
                               input_signature=[x])
         self.pi = tf.function(lambda x: policy(x, with_logprob=False)[0], input_signature=[x])
-        self.q1 = tf.function(lambda x, a: q1(x, a), input_signature=[x, a])
-        self.q2 = tf.function(lambda x, a: q2(x, a), input_signature=[x, a])
+        self.n_critics = len(critics_of(ac))
+        for i in range(self.n_critics):  # q1, q2, ...
+            setattr(self, f"q{i + 1}", tf.function(_q_values(critic_of(ac, i)),
+                                                   input_signature=[x, a]))
         self.serve = tf.function(lambda x: {"action": self.mu(x)}, input_signature=[x])
 
     def export_signatures(self) -> dict:
         """The functions ``tf.saved_model.save`` exports as named signatures, each
         returning a dict that names its output."""
         x, a = self.q1.input_signature
+        critics = {f"q{i}": getattr(self, f"q{i}") for i in range(1, self.n_critics + 1)}
         return {"serving_default": self.serve, "mu": self.serve,
                 "pi": tf.function(lambda x: {"action": self.pi(x)}, input_signature=[x]),
-                "q1": tf.function(lambda x, a: {"q": self.q1(x, a)}, input_signature=[x, a]),
-                "q2": tf.function(lambda x, a: {"q": self.q2(x, a)}, input_signature=[x, a])}
+                **{name: tf.function(_q_values(q, named=True), input_signature=[x, a])
+                   for name, q in critics.items()}}
+
+
+def _q_values(q: Callable, named: bool = False) -> Callable:
+    """``(x, a) -> q(x, a)``, or with ``named`` ``{'q': q(x, a)}`` (a serving signature)."""
+    if named:
+        return lambda x, a: {"q": q(x, a)}
+    return lambda x, a: q(x, a)

@@ -3,7 +3,7 @@
 An image observation of a pixel task is a stack of the last ``stack`` frames,
 ``(H, W, stack * C)`` uint8, oldest first on the channel axis (as gymnasium's
 frame stacking and DrQ build it). Storing ``obs`` and ``next_obs`` of every
-transition, as :class:`~spinup_tf2.algos.sac.sac.ReplayBuffer` does, keeps each
+transition, as :class:`~spinup_tf2.algos.sac.buffers.ReplayBuffer` does, keeps each
 frame ``2 * stack`` times, in float32: 84x84 RGB frames stacked by 3 then cost
 about 12.7 GB per 100k transitions. :class:`FrameReplayBuffer` keeps each frame
 once, as uint8 (about 2.1 GB), and builds the stacks of a minibatch by index.

@@ -16,7 +16,7 @@ action space picks the discrete one. Its design is DrQ's (Kostrikov, Yarats and 
   (:class:`~spinup_tf2.algos.sac.frame_buffer.FrameReplayBuffer`) and the exported
   policies take the environment's raw frames.
 
-The SAC losses are :func:`spinup_tf2.algos.sac.sac.continuous_losses` (or
+The SAC losses are :func:`spinup_tf2.algos.sac.losses.continuous_losses` (or
 ``discrete_losses``) unchanged, on features: :func:`pixel_losses` encodes the images and
 hands the losses one feature vector per observation, ``[critic features | actor
 features]``, of which the critics read the first half and the actor the second (for
@@ -103,7 +103,7 @@ class PixelActorCritic(core.ActorCritic):
             it off.
     """
 
-    pixels = True
+    variant = "pixels"  # its record in spinup_tf2.algos.sac.variants
     obs_dtype, obs_rank = tf.uint8, 3
 
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (1024, 1024),

@@ -10,7 +10,7 @@ refresh the state (no gradient flows through them), a new episode inside a windo
 from a zero state again, and a mask drops the steps of a window that the buffer does not
 hold contiguously (the write pointer, the oldest data), so no loss reaches across an
 episode boundary or into unrelated data. After the GRUs, the losses are
-:func:`spinup_tf2.algos.sac.sac.continuous_losses` or ``discrete_losses`` unchanged, on
+:func:`spinup_tf2.algos.sac.losses.continuous_losses` or ``discrete_losses`` unchanged, on
 the steps the mask keeps.
 
 Why a GRU, not an LSTM: one state vector per network (the LSTM has two), so the state
@@ -26,6 +26,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from spinup_tf2.algos.sac import core
+from spinup_tf2.algos.sac.agent import Agent
 from spinup_tf2.algos.sac.fast_path import action_noise
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.tf_setup import import_tensorflow
@@ -94,7 +95,7 @@ class RecurrentActorCritic(core.ActorCritic):
             (``normalize_obs=True``).
     """
 
-    recurrent = True
+    variant = "recurrent"  # its record in spinup_tf2.algos.sac.variants
 
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
                  activation: Callable = tf.nn.relu, memory_size: int = 64,
@@ -303,11 +304,12 @@ class SequenceReplayBuffer:
         return batch
 
 
-class RecurrentAgent:
+class RecurrentAgent(Agent):
     """Acting with memory: ``agent(o, deterministic=False)`` reads one observation into
     the memory and returns an action; :meth:`reset` at each episode start. It keeps what
     the replay buffer stores with each transition (:meth:`memory`). The noise is
-    :func:`spinup_tf2.algos.sac.fast_path.action_noise`, as for the MLP agent."""
+    :func:`spinup_tf2.algos.sac.fast_path.action_noise`, as for the MLP agent
+    (:class:`spinup_tf2.algos.sac.agent.MLPAgent`, its sibling)."""
 
     def __init__(self, ac, rng: np.random.Generator, n_noise: int, step_fns=None):
         self.ac, self.rng, self.n_noise = ac, rng, n_noise
@@ -325,7 +327,8 @@ class RecurrentAgent:
         self.fresh = True  # no observation of this episode read yet
         self.before, self.was_first = self.h, True
 
-    def __call__(self, o, deterministic: bool = False) -> np.ndarray:
+    def act(self, o, deterministic: bool = False) -> np.ndarray:
+        """Read ``o`` into the memory and return an action (sampled, or the mode)."""
         noise = action_noise(self.rng, self.n_noise, self.ac.discrete, deterministic)
         a, h = self._step(np.asarray(o, np.float32)[None], self.h, noise[None])
         self._advance(h.numpy())

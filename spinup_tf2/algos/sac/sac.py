@@ -1,16 +1,19 @@
 """Soft Actor-Critic in TensorFlow 2 / Keras 3, after Spinning Up's ``sac``.
 
-Read top to bottom: the replay buffer, the losses (:func:`continuous_losses`,
-:func:`discrete_losses`), one update (:func:`make_update`), and :func:`sac`,
-the training loop. Updates run ``update_every`` at a time in one compiled call
-on minibatches drawn in one numpy gather per block; acting uses a numpy copy
-of the policy, refreshed after each block. Those speed-ups, and the fused
-Adam and polyak steps, live in :mod:`spinup_tf2.algos.sac.fast_path`.
+Read top to bottom: the actor-critic and its targets, one update (:func:`make_update`,
+on the losses of :mod:`spinup_tf2.algos.sac.losses`), and :func:`sac`, the training loop.
+What differs between kinds of agent (MLP, discrete, pixels, recurrent, and the variants to
+come) is one record, :class:`~spinup_tf2.algos.sac.variants.Variant`, picked once.
+Updates run ``update_every`` at a time in one compiled call on minibatches drawn in one
+numpy gather per block; acting uses a numpy copy of the policy, refreshed after each
+block. Those speed-ups, and the fused Adam and polyak steps, live in
+:mod:`spinup_tf2.algos.sac.fast_path`.
 """
 
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 import time
 from typing import Callable
@@ -18,25 +21,30 @@ from typing import Callable
 import numpy as np
 
 from spinup_tf2 import envs, rundir
-from spinup_tf2.algos.sac import core, pixels, recurrent
+from spinup_tf2.algos.sac import core
+from spinup_tf2.algos.sac.buffers import ReplayBuffer  # noqa: F401 (where Spinning Up has it)
 from spinup_tf2.algos.sac.checks import (
-    check_ac_kwargs,
     check_finite,
-    check_memory,
     check_sac_args,
     check_spaces,
     default_target_entropy,
-    is_image_space,
     make_env,
     run_settings,
 )
 from spinup_tf2.algos.sac.fast_path import (
     Adam,
     EntropyTuner,
-    make_get_action,
     make_polyak_update,
     make_update_block,
 )
+from spinup_tf2.algos.sac.losses import (  # noqa: F401 (SAC's math, as sac.py had it)
+    SACLosses,
+    continuous_losses,
+    discrete_losses,
+    logged_keys,
+    losses_for,
+)
+from spinup_tf2.algos.sac.variants import MLP, Variant, pick_variant, variant_of
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.tf_setup import import_tensorflow
 from spinup_tf2.training.checkpoint import TrainingCheckpoint, check_output_dir
@@ -51,79 +59,19 @@ from spinup_tf2.utils.mpi_tools import num_procs, proc_id
 tf = import_tensorflow()
 import keras  # noqa: E402
 
-BATCH_KEYS = ("obs", "act", "rew", "obs2", "done")
-LOGGED_KEYS = ("LossPi", "LossQ1", "LossQ2", "Q1Vals", "Q2Vals", "LogPi")
-
-
-class ReplayBuffer:
-    """Transitions (o, a, r, o2, d) in preallocated float32 arrays of a fixed
-    capacity; when full, each new transition replaces the oldest. Minibatches
-    are drawn uniformly, with replacement.
-    """
-
-    def __init__(self, obs_dim: int, act_dim: int, size: int):
-        self.obs_buf = np.zeros((size, obs_dim), dtype=np.float32)
-        self.obs2_buf = np.zeros((size, obs_dim), dtype=np.float32)
-        self.act_buf = np.zeros((size, act_dim), dtype=np.float32)
-        self.rew_buf = np.zeros(size, dtype=np.float32)
-        self.done_buf = np.zeros(size, dtype=np.float32)
-        self.ptr, self.size, self.max_size = 0, 0, size
-
-    def store(self, obs, act, rew, next_obs, done) -> None:
-        """Add one transition, overwriting the oldest when full."""
-        self.obs_buf[self.ptr] = obs
-        self.obs2_buf[self.ptr] = next_obs
-        self.act_buf[self.ptr] = act
-        self.rew_buf[self.ptr] = rew
-        self.done_buf[self.ptr] = done
-        self.ptr = (self.ptr + 1) % self.max_size
-        self.size = min(self.size + 1, self.max_size)
-
-    def state_arrays(self) -> dict:
-        """The filled part of the buffer and its pointers, for a checkpoint."""
-        n = self.size
-        return dict(buf_obs=self.obs_buf[:n], buf_obs2=self.obs2_buf[:n],
-                    buf_act=self.act_buf[:n], buf_rew=self.rew_buf[:n],
-                    buf_done=self.done_buf[:n], buf_ptr=np.array(self.ptr),
-                    buf_size=np.array(self.size))
-
-    def load_state_arrays(self, arrays: dict) -> None:
-        """Refill the buffer from :meth:`state_arrays`."""
-        n = int(arrays["buf_size"])
-        if n > self.max_size:
-            raise SpinupError(f"The checkpoint's replay buffer holds {n} transitions, more than "
-                              f"replay_size={self.max_size}.")
-        for name in ("obs", "obs2", "act", "rew", "done"):
-            getattr(self, name + "_buf")[:n] = arrays["buf_" + name]
-        self.ptr, self.size = int(arrays["buf_ptr"]), n
-
-    def sample_batch(self, batch_size: int = 32, rng: np.random.Generator | None = None,
-                     n_batches: int | None = None) -> dict:
-        """A minibatch of ``batch_size`` transitions, or with ``n_batches`` a
-        stack of that many independent minibatches (leading dimension
-        ``n_batches``), drawn in one gather.
-
-        Returns a dict with keys ``obs, act, rew, obs2, done``.
-        """
-        rng = np.random.default_rng() if rng is None else rng
-        shape = (batch_size,) if n_batches is None else (n_batches, batch_size)
-        idxs = rng.integers(0, self.size, size=shape)
-        # np.take gathers rows several times faster than fancy indexing, same values.
-        return {k: np.take(buf, idxs, axis=0) for k, buf in (
-            ("obs", self.obs_buf), ("obs2", self.obs2_buf), ("act", self.act_buf),
-            ("rew", self.rew_buf), ("done", self.done_buf))}
-
 
 def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs: dict,
-                        obs_normalizer: core.ObsNormalizer | None = None):
-    """The main actor-critic and its target copy, the targets starting equal to
-    the main networks; both share ``obs_normalizer`` when one is given."""
+                        obs_normalizer: core.ObsNormalizer | None = None,
+                        targets: bool = True):
+    """The main actor-critic and its target copy (None without ``targets``), the targets
+    starting equal to the main networks; both share ``obs_normalizer`` when one is
+    given."""
     if obs_normalizer is not None:
         ac_kwargs = dict(ac_kwargs, obs_normalizer=obs_normalizer)
     name = getattr(actor_critic, "__name__", actor_critic)
     try:
         ac = actor_critic(observation_space, action_space, **ac_kwargs)
-        ac_targ = actor_critic(observation_space, action_space, **ac_kwargs)
+        ac_targ = actor_critic(observation_space, action_space, **ac_kwargs) if targets else None
     except TypeError as err:
         if obs_normalizer is not None and "obs_normalizer" in str(err):
             raise SpinupError(f"normalize_obs=True, but the actor_critic {name} does not take "
@@ -133,32 +81,18 @@ def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs
         raise SpinupError(f"The networks of actor_critic {name} with ac_kwargs={ac_kwargs!r} do "
                           f"not fit in memory; give smaller hidden_sizes. Nothing was "
                           f"written.") from None
-    missing = [k for k in ("pi", "q1", "q2", "trainable_variables") if not hasattr(ac, k)]
+    missing = [k for k in ("pi", "trainable_variables") if not hasattr(ac, k)]
+    if not hasattr(ac, "critics") and not (hasattr(ac, "q1") and hasattr(ac, "q2")):
+        missing.append("q1, q2 (or critics)")
     if missing:
         raise SpinupError(f"actor_critic {name} returned {ac!r}, which has no "
                           f"{', '.join(missing)}: it must return an object with Keras models "
                           f"pi, q1 and q2 and their trainable_variables (see "
                           f"core.MLPActorCritic). Nothing was written.")
-    for v_main, v_targ in zip(ac.trainable_variables, ac_targ.trainable_variables):
-        v_targ.assign(v_main)
+    if ac_targ is not None:
+        for v_main, v_targ in zip(ac.trainable_variables, ac_targ.trainable_variables):
+            v_targ.assign(v_main)
     return ac, ac_targ
-
-
-def pick_actor_critic(actor_critic, discrete: bool, ac_kwargs: dict, images: bool = False):
-    """``actor_critic``, or for the default on image observations the pixel one
-    (:mod:`pixels`), on a Discrete action space the discrete one, after checking that it
-    takes ``ac_kwargs``."""
-    if images and getattr(actor_critic, "recurrent", False):
-        raise SpinupError("sac() got image observations with a recurrent actor-critic "
-                          "(--recurrent), which reads vector observations only. Nothing was "
-                          "written. Drop --recurrent (frame stacking, as --pixels does, "
-                          "gives the policy the recent past).")
-    if images and actor_critic is core.MLPActorCritic:
-        actor_critic = pixels.PixelActorCritic
-    elif discrete and actor_critic is core.MLPActorCritic:
-        actor_critic = core.DiscreteMLPActorCritic
-    check_ac_kwargs(actor_critic, ac_kwargs)
-    return actor_critic
 
 
 def make_tuner(tuner_args: tuple | None, action_space, lr: float) -> EntropyTuner | None:
@@ -172,116 +106,81 @@ def make_tuner(tuner_args: tuple | None, action_space, lr: float) -> EntropyTune
     return EntropyTuner(initial_alpha, target, lr)
 
 
-def make_optimizers(ac, lr: float) -> tuple[Adam, Adam]:
+def make_optimizers(ac, lr: float, betas: tuple = (0.9, 0.999)) -> tuple[Adam, Adam]:
     """Separate Adam optimizers for the policy and the Q functions, with TF1's
-    Adam defaults (epsilon 1e-8) as in Spinning Up."""
-    pi_optimizer = Adam(core.actor_variables(ac), lr)
-    q_optimizer = Adam(core.critic_variables(ac), lr)
+    Adam defaults (epsilon 1e-8) as in Spinning Up; ``betas``: Adam's (beta_1, beta_2)."""
+    pi_optimizer = Adam(core.actor_variables(ac), lr, *betas)
+    q_optimizer = Adam(core.critic_variables(ac), lr, *betas)
     return pi_optimizer, q_optimizer
-
-
-def continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
-    """SAC's losses for continuous actions: ``(loss_pi, loss_q1, loss_q2, q1, q2, logp_pi)``."""
-    batch = tf.shape(o)[0]
-    # Independent products (pi at s and at s', q1 and q2) run side by side.
-    pi, logp_pi = ac.pi(o, noise=noise[:batch])
-    pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:2 * batch])
-
-    q1 = ac.q1(o, a)
-    q2 = ac.q2(o, a)
-    q1_pi = ac.q1(o, pi)
-    q2_pi = ac.q2(o, pi)
-    q1_targ = ac_targ.q1(o2, pi_next)
-    q2_targ = ac_targ.q2(o2, pi_next)
-
-    # Entropy-regularized Bellman backup, with the clipped double-Q trick.
-    min_q_targ = tf.minimum(q1_targ, q2_targ)
-    backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_targ - alpha * logp_pi_next))
-
-    # Soft actor-critic losses (Q losses with TF1 SAC's factor 1/2).
-    loss_pi = tf.reduce_mean(alpha * logp_pi - tf.minimum(q1_pi, q2_pi))
-    loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
-    loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
-    return loss_pi, loss_q1, loss_q2, q1, q2, logp_pi
-
-
-def discrete_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
-    """SAC's losses for discrete actions (Christodoulou 2019): the policy's
-    expectations are sums over all actions instead of samples; ``logp_pi`` is
-    the expected log-probability E[log pi(.|s)] (minus the entropy)."""
-    del noise  # nothing is sampled
-    probs, log_probs = ac.pi.dist(o)
-    probs_next, log_probs_next = ac.pi.dist(o2)
-
-    q1_all = ac.q1(o)
-    q2_all = ac.q2(o)
-    a_idx = tf.cast(a[:, 0], tf.int32)  # the buffer holds action indices as floats
-    q1 = tf.gather(q1_all, a_idx, batch_dims=1)
-    q2 = tf.gather(q2_all, a_idx, batch_dims=1)
-    q1_targ = ac_targ.q1(o2)
-    q2_targ = ac_targ.q2(o2)
-
-    # Soft state value of s' under the current policy, with the clipped double-Q trick.
-    min_q_targ = tf.minimum(q1_targ, q2_targ)
-    v_next = tf.reduce_sum(probs_next * (min_q_targ - alpha * log_probs_next), axis=-1)
-    backup = tf.stop_gradient(r + gamma * (1 - d) * v_next)
-
-    loss_pi = tf.reduce_mean(tf.reduce_sum(
-        probs * (alpha * log_probs - tf.minimum(q1_all, q2_all)), axis=-1))
-    loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
-    loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
-    logp_pi = tf.reduce_sum(probs * log_probs, axis=-1)
-    return loss_pi, loss_q1, loss_q2, q1, q2, logp_pi
 
 
 def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float,
                 alpha: float, polyak: float, tuner: EntropyTuner | None = None,
-                average_grads: Callable | None = None) -> Callable:
-    """Return ``update(obs, act, rew, obs2, done, noise)``: one SAC gradient step
-    (for a recurrent actor-critic, ``update(..., noise, start, state, mask)`` on windows:
-    see :mod:`spinup_tf2.algos.sac.recurrent`).
+                average_grads: Callable | None = None, variant: Variant | None = None
+                ) -> Callable:
+    """Return ``update(obs, act, rew, obs2, done, noise, *extra)``: one SAC gradient step
+    (``extra``: what the variant's losses take after the noise, e.g. a recurrent
+    actor-critic's windows, see :mod:`spinup_tf2.algos.sac.recurrent`).
 
     ``noise`` (shape ``[2 * batch, act_dim]``) is the standard normal draw for
     the policy's actions at ``obs`` (first half) and ``obs2`` (second half);
     passing it in makes every update a pure function of its inputs. As in
-    Spinning Up's TF1 SAC, all losses come from one forward pass, then the
-    policy step, the Q step, and the polyak averaging of the target critics.
-    With a ``tuner``, alpha is ``exp(log_alpha)`` and log_alpha takes an Adam
-    step too. With ``average_grads`` (data-parallel runs over MPI), the
+    Spinning Up's TF1 SAC, all losses come from one forward pass (the ``variant``'s
+    losses, :class:`~spinup_tf2.algos.sac.losses.SACLosses` of its ``n_critics``
+    critics; by default the variant of ``ac``, :func:`variants.variant_of`), then
+    the policy step, the Q step, and the polyak averaging of the target critics (none
+    when ``ac_targ`` is None). With the variant's ``policy_delay`` k > 1 the policy (and
+    alpha) step only every k-th update. With a ``tuner``, alpha is ``exp(log_alpha)`` and log_alpha
+    takes an Adam step too. With ``average_grads`` (data-parallel runs over MPI), the
     gradients (a dict of lists) are averaged over processes before any is
     applied. The returned dict holds the diagnostics named in
-    ``update.logged_keys``.
+    ``update.logged_keys``; ``update.variables`` is its own state (the policy delay's
+    count), for checkpoints.
     """
     pi_vars, q_vars = core.actor_variables(ac), core.critic_variables(ac)
-    update_targets = make_polyak_update(ac, ac_targ, polyak)
-    compute_losses = discrete_losses if getattr(ac, "discrete", False) else continuous_losses
-    if getattr(ac, "recurrent", False):  # the same losses, on windows of memory features
-        compute_losses = functools.partial(recurrent.sequence_losses, compute_losses)
-    if getattr(ac, "pixels", False):  # the same losses, on features of shifted images
-        compute_losses = functools.partial(pixels.pixel_losses, compute_losses)
+    update_targets = make_polyak_update(ac, ac_targ, polyak) if ac_targ is not None else None
+    variant = variant or variant_of(ac)
+    compute_losses, policy_delay = variant.losses, variant.policy_delay
+    count = tf.Variable(0, dtype=tf.int64, trainable=False) if policy_delay > 1 else None
 
-    def update(o, a, r, o2, d, noise, *windows):
-        alpha_t = tuner.alpha() if tuner is not None else alpha
-        with tf.GradientTape(persistent=True) as tape:
-            loss_pi, loss_q1, loss_q2, q1, q2, logp_pi = compute_losses(
-                ac, ac_targ, o, a, r, o2, d, noise, alpha_t, gamma, *windows)
-            loss_q = loss_q1 + loss_q2
-        grads = dict(pi=tape.gradient(loss_pi, pi_vars), q=tape.gradient(loss_q, q_vars))
-        info = dict(LossPi=loss_pi, LossQ1=loss_q1, LossQ2=loss_q2, Q1Vals=q1, Q2Vals=q2,
-                    LogPi=logp_pi)
-        if tuner is not None:
-            grads["alpha"] = tuner.gradient(logp_pi)
-            info.update(Alpha=alpha_t, LossAlpha=tuner.loss(logp_pi))
-        if average_grads is not None:  # data-parallel: the same mean gradient on every process
-            grads = average_grads(grads)
+    def step_policy(grads):
         pi_optimizer.apply(grads["pi"])
-        q_optimizer.apply(grads["q"])
         if tuner is not None:
             tuner.optimizer.apply(grads["alpha"])
-        update_targets()
+
+    def step_policy_when_due(grads):  # on every policy_delay-th update
+        tf.cond(count % policy_delay == 0, lambda: step_policy(grads), lambda: None)
+        count.assign_add(1)
+
+    def update(o, a, r, o2, d, noise, *extra):
+        alpha_t = tuner.alpha() if tuner is not None else alpha
+        with tf.GradientTape(persistent=True) as tape:
+            out = compute_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha_t, gamma, *extra)
+            loss_q = functools.reduce(operator.add, out.loss_q)  # sum over the critics
+        grads = dict(pi=tape.gradient(out.loss_pi, pi_vars), q=tape.gradient(loss_q, q_vars))
+        info = dict(LossPi=out.loss_pi,
+                    **{f"LossQ{i}": loss for i, loss in enumerate(out.loss_q, 1)},
+                    **{f"Q{i}Vals": q for i, q in enumerate(out.q, 1)}, LogPi=out.logp_pi)
+        if tuner is not None:
+            grads["alpha"] = tuner.gradient(out.logp_pi)
+            info.update(Alpha=alpha_t, LossAlpha=tuner.loss(out.logp_pi))
+        if average_grads is not None:  # data-parallel: the same mean gradient on every process
+            grads = average_grads(grads)
+        if count is None:
+            pi_optimizer.apply(grads["pi"])
+            q_optimizer.apply(grads["q"])
+            if tuner is not None:
+                tuner.optimizer.apply(grads["alpha"])
+        else:
+            step_policy_when_due(grads)
+            q_optimizer.apply(grads["q"])
+        if update_targets is not None:
+            update_targets()
         return info
 
-    update.logged_keys = LOGGED_KEYS + (("Alpha", "LossAlpha") if tuner is not None else ())
+    alpha_keys = ("Alpha", "LossAlpha") if tuner is not None else ()
+    update.logged_keys = logged_keys(variant.n_critics) + alpha_keys
+    update.variables = {} if count is None else {"count": count}
     return update
 
 
@@ -291,7 +190,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         update_after=1000, update_every=50, num_test_episodes=10, max_ep_len=1000,
         logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False,
         normalize_obs=False, overwrite=False, video_freq=0, updates_per_step=1, num_envs=1,
-        vector_mode="sync"):
+        vector_mode="sync", replay_buffer_class=None):
     """
     Soft Actor-Critic (SAC), as Spinning Up runs it, in TensorFlow 2 / Keras 3.
 
@@ -312,7 +211,11 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         actor_critic: Called as ``actor_critic(observation_space,
             action_space, **ac_kwargs)``; returns an object with Keras models
             ``pi``, ``q1``, ``q2`` and a ``trainable_variables`` property
-            listing their variables. The models are called as:
+            listing their variables. Its class may name the kind of agent it is
+            (``variant``: a record of :mod:`spinup_tf2.algos.sac.variants`, which
+            can change the critics' number, the targets, the policy delay and
+            Adam's betas); a record's name (``'recurrent'``) gives that record's
+            actor-critic. The models are called as:
 
             ===========  ================  ======================================
             Call         Output Shape      Description
@@ -440,6 +343,14 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             this process) or ``'async'`` (each in its own process: for slow
             environments, on more cores).
 
+        replay_buffer_class: A replay buffer of one's own (SB3's
+            ``replay_buffer_class``), called as ``replay_buffer_class(obs_dim,
+            act_dim, replay_size)``; it needs the methods of
+            :class:`~spinup_tf2.algos.sac.buffers.ReplayBuffer` (``store``,
+            ``sample_batch``, ``state_arrays``, ``load_state_arrays``). None (the
+            default) uses the variant's: ``ReplayBuffer``, or for images and
+            recurrent actor-critics their own.
+
     """
     config = dict(locals())
     alpha, tuner_args = check_sac_args(config)
@@ -447,14 +358,14 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     env, test_env = make_env(env_fn), make_env(env_fn)
     discrete, obs_dim, act_dim, n_noise = check_spaces(
         env.observation_space, envs.policy_action_space(env), normalize_obs)
-    actor_critic = config["actor_critic"] = pick_actor_critic(
-        actor_critic, discrete, ac_kwargs, is_image_space(env.observation_space))
+    variant, actor_critic = pick_variant(  # the kind of agent: what is built below follows it
+        actor_critic, ac_kwargs, env.observation_space, envs.policy_action_space(env))
+    config["actor_critic"] = actor_critic
     unrecorded = record_env(config, env)
     videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded)
 
     n_procs, local_steps_per_epoch, local_start_steps, local_update_after, local_test_episodes \
         = process_shares(steps_per_epoch, start_steps, update_after, num_test_episodes)
-    memory = getattr(actor_critic, "recurrent", False)  # a recurrent actor-critic
     keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
@@ -463,9 +374,10 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     # Create actor-critic module and target networks (sharing the observation statistics)
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
-                                      ac_kwargs, normalizer)
+                                      ac_kwargs, normalizer, variant.targets)
     replay_buffer, get_action, saved_model = buffer_agent_and_export(  # memory checked first
-        ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete, envs.frame_stack(env), num_envs)
+        variant, ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete,
+        envs.frame_stack(env), num_envs, replay_buffer_class)
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
@@ -475,19 +387,18 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
-    sync_params(ac.trainable_variables + ac_targ.trainable_variables)
-    pi_optimizer, q_optimizer = make_optimizers(ac, lr)
+    sync_params(ac.trainable_variables + (ac_targ.trainable_variables if ac_targ else []))
+    pi_optimizer, q_optimizer = make_optimizers(ac, lr, variant.adam_betas)
     tuner = make_tuner(tuner_args, env.action_space, lr)
-    update_block = make_update_block(make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma,
-                                                 alpha, polyak, tuner, make_grad_averager()),
-                                     ragged=memory)
+    update = make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma, alpha, polyak, tuner,
+                         make_grad_averager(), variant)
+    update_block = make_update_block(update, ragged=variant.ragged)
     logger.setup_tf2_saver(saved_model)
 
     # Everything a training checkpoint holds; resuming puts it all back.
-    checkpoint = TrainingCheckpoint(logger.output_dir, dict(ac=ac, ac_targ=ac_targ),
-                                    dict(pi_optimizer=pi_optimizer, q_optimizer=q_optimizer),
-                                    tuner, normalizer, replay_buffer, rng, collector, test_env,
-                                    get_action if memory else None)
+    checkpoint = TrainingCheckpoint(logger.output_dir, dict(
+        ac=ac, ac_targ=ac_targ, pi_optimizer=pi_optimizer, q_optimizer=q_optimizer, tuner=tuner,
+        update=update.variables), normalizer, replay_buffer, rng, collector, test_env, get_action)
     o, t_start, ep_ret, ep_len, elapsed = (checkpoint.restore() if resume
                                            else (collector.reset()[0], 0, 0.0, 0, 0.0))
     get_action.refresh()
@@ -512,7 +423,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
             # Log info about epoch
             progress.close()
-            log_epoch(logger, epoch, steps * n_procs, time.time() - start_time, tuner is not None)
+            log_epoch(logger, epoch, steps * n_procs, time.time() - start_time, update.logged_keys)
 
             # The training checkpoint comes after the row: resuming never repeats or skips one.
             if saving:
@@ -554,7 +465,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             if normalizer is not None:
                 normalizer.update()  # with the observations since the last block
             info = run_updates(update_block, replay_buffer, batch_size, rng,
-                               update_every * updates_per_step, 0 if discrete else act_dim, ac)
+                               update_every * updates_per_step, 0 if discrete else act_dim, ac,
+                               variant)
             check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
             logger.store(**info)
             get_action.refresh()
@@ -568,27 +480,21 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     return ac
 
 
-def buffer_agent_and_export(ac, obs_dim: int | tuple, act_dim: int, replay_size: int,
-                            rng: np.random.Generator, n_noise: int, discrete: bool,
-                            frame_stack: int = 1, copies: int = 1) -> tuple:
-    """``(replay_buffer, get_action, saved_model)`` for ``ac``: the replay buffer, the
-    acting function ``get_action(o, deterministic=False)`` and the module ``tf2_save/``
-    holds; for a recurrent actor-critic, the window buffer, an agent that carries the
-    episode's memory, and the export that takes it (:mod:`recurrent`); for images, a
-    buffer of ``frame_stack``-frame observations that stores each frame once (of
-    ``copies`` environment copies storing in turn). A buffer (one per MPI process) that
-    would not fit in memory is refused first."""
-    check_memory(replay_size, obs_dim, act_dim, num_procs(), getattr(ac, "state_size", 0),
-                 frame_stack, copies)
-    if getattr(ac, "recurrent", False):
-        return (recurrent.SequenceReplayBuffer.for_actor_critic(ac, obs_dim, act_dim,
-                                                                replay_size),
-                recurrent.RecurrentAgent(ac, rng, n_noise),
-                recurrent.RecurrentExport(ac, obs_dim, n_noise))
-    buffer = (pixels.FrameReplayBuffer(obs_dim, frame_stack, act_dim, replay_size, copies)
-              if isinstance(obs_dim, tuple) else ReplayBuffer(obs_dim, act_dim, replay_size))
-    return (buffer, make_get_action(ac, rng, n_noise, discrete),
-            core.ActorCriticExport(ac, obs_dim, n_noise))
+def buffer_agent_and_export(variant: Variant, ac, obs_dim: int | tuple, act_dim: int,
+                            replay_size: int, rng: np.random.Generator, n_noise: int,
+                            discrete: bool, frame_stack: int = 1, copies: int = 1,
+                            replay_buffer_class: Callable | None = None) -> tuple:
+    """``(replay_buffer, get_action, saved_model)`` for ``ac``, as ``variant`` makes them:
+    the replay buffer (``replay_buffer_class(obs_dim, act_dim, replay_size)`` when given;
+    the variant's refuses first one that would not fit in memory), the acting
+    :class:`~spinup_tf2.algos.sac.agent.Agent` and the module ``tf2_save/`` holds."""
+    if replay_buffer_class is not None:
+        replay_buffer = replay_buffer_class(obs_dim, act_dim, replay_size)
+    else:
+        replay_buffer = variant.replay_buffer(obs_dim, act_dim, replay_size, ac, frame_stack,
+                                              copies)
+    return (replay_buffer, variant.agent(ac, rng, n_noise, discrete),
+            variant.export(ac, obs_dim, n_noise))
 
 
 def process_shares(steps_per_epoch: int, start_steps: int, update_after: int,
@@ -602,31 +508,33 @@ def process_shares(steps_per_epoch: int, start_steps: int, update_after: int,
 
 
 def update_inputs(replay_buffer, batch_size: int, rng: np.random.Generator, n_updates: int,
-                  noise_dim: int, ac=None) -> list:
-    """The arrays one update block takes: ``n_updates`` minibatches (``BATCH_KEYS``), the
-    policy's noise at o and o2 of every transition drawn (of every step, for windows), and
-    a window buffer's ``recurrent.SEQUENCE_KEYS``, or for a pixel actor-critic ``ac`` the
-    random shifts of the images."""
+                  noise_dim: int, ac=None, variant: Variant = MLP) -> list:
+    """The arrays one update block takes: ``n_updates`` minibatches (the ``variant``'s
+    ``batch_keys``), the policy's noise at o and o2 of every transition drawn (of every
+    step, for windows), and the variant's ``extra_inputs`` (a pixel actor-critic's random
+    shifts of the images)."""
     batch = replay_buffer.sample_batch(batch_size, rng, n_batches=n_updates)
     noise = rng.standard_normal((n_updates, 2 * batch["rew"][0].size, noise_dim),
                                 dtype=np.float32)
-    extra = ([pixels.shift_draws(rng, ac, n_updates, batch_size)]
-             if getattr(ac, "pixels", False) else [])
-    return ([batch[k] for k in BATCH_KEYS] + [noise]
-            + [batch[k] for k in recurrent.SEQUENCE_KEYS if k in batch] + extra)
+    extra = ([variant.extra_inputs(rng, ac, n_updates, batch_size)]
+             if variant.extra_inputs is not None else [])
+    keys = variant.batch_keys
+    return [batch[k] for k in keys[:5]] + [noise] + [batch[k] for k in keys[5:]] + extra
 
 
 def run_updates(update_block: Callable, replay_buffer, batch_size: int,
-                rng: np.random.Generator, n_updates: int, noise_dim: int, ac) -> dict:
+                rng: np.random.Generator, n_updates: int, noise_dim: int, ac,
+                variant: Variant = MLP) -> dict:
     """Run ``n_updates`` updates (:func:`update_inputs`, then ``update_block``) and return
-    their diagnostics as numpy: in one call, or for images one call per update.
+    their diagnostics as numpy: in one call, or ``variant.updates_per_call`` at a time.
 
     One call per image update keeps pixel runs reproducible: a compiled loop over several
     convolutional updates gave numbers that differed from process to process on the same
     seed (TensorFlow with two inter-op threads, 2026-11-24; one update per call, or one
     inter-op thread, did not). It also keeps one minibatch of images in memory at a time."""
-    chunk = 1 if getattr(ac, "pixels", False) else n_updates
-    infos = [update_block(*update_inputs(replay_buffer, batch_size, rng, chunk, noise_dim, ac))
+    chunk = variant.updates_per_call or n_updates
+    infos = [update_block(*update_inputs(replay_buffer, batch_size, rng, chunk, noise_dim, ac,
+                                         variant))
              for _ in range(n_updates // chunk)]
     return {k: np.concatenate([np.asarray(i[k]) for i in infos]) for k in infos[0]}
 
@@ -659,31 +567,36 @@ def test_agent(test_env, get_action: Callable, n_episodes: int, max_ep_len: int,
 
 
 def log_param_counts(logger: EpochLogger, ac) -> None:
-    """Print the number of parameters of pi, q1, q2 and in all, as Spinning Up does."""
-    var_counts = tuple(core.count_vars(m) for m in (ac.pi, ac.q1, ac.q2))
+    """Print the number of parameters of pi, each critic (q1, q2, ...) and in all, as
+    Spinning Up does."""
+    counts = [("pi", core.count_vars(ac.pi))] + [
+        (f"q{i}", core.count_vars(q)) for i, q in enumerate(core.critics_of(ac), 1)]
     total = core.count_vars(ac)  # with a pixel actor-critic's encoder and feature layers
-    logger.log("\nNumber of parameters: \t pi: %d, \t q1: %d, \t q2: %d, \t total: %d\n"
-               % (var_counts + (total,)))
+    logger.log("\nNumber of parameters: \t " + ", \t ".join(f"{k}: {n}" for k, n in counts)
+               + f", \t total: {total}\n")
 
 
 def log_epoch(logger: EpochLogger, epoch: int, total_env_interacts: int, elapsed: float,
-              tuned_alpha: bool) -> None:
-    """Write the epoch's row: Spinning Up's columns, in its order (``Alpha`` and
-    ``LossAlpha`` after ``Time`` when alpha is learned)."""
+              keys: tuple = logged_keys(2)) -> None:
+    """Write the epoch's row: Spinning Up's columns, in its order, for the update's
+    diagnostics ``keys`` (``update.logged_keys``): ``Q3Vals``, ``LossQ3``... after their like
+    for a variant with more critics; ``Alpha`` and ``LossAlpha`` after ``Time`` when alpha
+    is learned."""
+    critics = [k[len("LossQ"):] for k in keys if k.startswith("LossQ")]
     logger.log_tabular("Epoch", epoch)
     logger.log_tabular("EpRet", with_min_and_max=True)
     logger.log_tabular("TestEpRet", with_min_and_max=True)
     logger.log_tabular("EpLen", average_only=True)
     logger.log_tabular("TestEpLen", average_only=True)
     logger.log_tabular("TotalEnvInteracts", total_env_interacts)
-    logger.log_tabular("Q1Vals", with_min_and_max=True)
-    logger.log_tabular("Q2Vals", with_min_and_max=True)
+    for i in critics:
+        logger.log_tabular(f"Q{i}Vals", with_min_and_max=True)
     logger.log_tabular("LogPi", with_min_and_max=True)
     logger.log_tabular("LossPi", average_only=True)
-    logger.log_tabular("LossQ1", average_only=True)
-    logger.log_tabular("LossQ2", average_only=True)
+    for i in critics:
+        logger.log_tabular(f"LossQ{i}", average_only=True)
     logger.log_tabular("Time", elapsed)
-    if tuned_alpha:
+    if "Alpha" in keys:
         logger.log_tabular("Alpha", average_only=True)
         logger.log_tabular("LossAlpha", average_only=True)
     logger.dump_tabular()

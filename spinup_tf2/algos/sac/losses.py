@@ -1,0 +1,99 @@
+"""SAC's losses, for continuous and for discrete actions, as named tuples.
+
+Each takes ``(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma)`` (a minibatch, the
+policy's noise at ``o`` and ``o2``, the entropy weight and the discount) and returns
+:class:`SACLosses`. The pixel and recurrent variants run these same functions on features
+(:func:`spinup_tf2.algos.sac.pixels.pixel_losses`,
+:func:`spinup_tf2.algos.sac.recurrent.sequence_losses`); a variant with other critics (an
+ensemble, quantiles) writes its own and returns the same tuple, one entry per critic.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+from spinup_tf2.tf_setup import import_tensorflow
+
+tf = import_tensorflow()
+
+
+class SACLosses(NamedTuple):
+    """What one minibatch's losses give the update (after TF-Agents' ``SacLossInfo``).
+
+    ``loss_pi``: the policy loss; ``loss_q``: one loss per critic (the update minimises
+    their sum); ``q``: each critic's Q(s, a) on the minibatch (logged as ``Q1Vals``,
+    ``Q2Vals``, ...); ``logp_pi``: the policy's log-probabilities at ``o`` (logged as
+    ``LogPi``; the entropy tuner's input)."""
+
+    loss_pi: Any
+    loss_q: tuple
+    q: tuple
+    logp_pi: Any
+
+
+def continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma) -> SACLosses:
+    """SAC's losses for continuous actions."""
+    batch = tf.shape(o)[0]
+    # Independent products (pi at s and at s', q1 and q2) run side by side.
+    pi, logp_pi = ac.pi(o, noise=noise[:batch])
+    pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:2 * batch])
+
+    q1 = ac.q1(o, a)
+    q2 = ac.q2(o, a)
+    q1_pi = ac.q1(o, pi)
+    q2_pi = ac.q2(o, pi)
+    q1_targ = ac_targ.q1(o2, pi_next)
+    q2_targ = ac_targ.q2(o2, pi_next)
+
+    # Entropy-regularized Bellman backup, with the clipped double-Q trick.
+    min_q_targ = tf.minimum(q1_targ, q2_targ)
+    backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_targ - alpha * logp_pi_next))
+
+    # Soft actor-critic losses (Q losses with TF1 SAC's factor 1/2).
+    loss_pi = tf.reduce_mean(alpha * logp_pi - tf.minimum(q1_pi, q2_pi))
+    loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
+    loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
+    return SACLosses(loss_pi, (loss_q1, loss_q2), (q1, q2), logp_pi)
+
+
+def discrete_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma) -> SACLosses:
+    """SAC's losses for discrete actions (Christodoulou 2019): the policy's
+    expectations are sums over all actions instead of samples; ``logp_pi`` is
+    the expected log-probability E[log pi(.|s)] (minus the entropy)."""
+    del noise  # nothing is sampled
+    probs, log_probs = ac.pi.dist(o)
+    probs_next, log_probs_next = ac.pi.dist(o2)
+
+    q1_all = ac.q1(o)
+    q2_all = ac.q2(o)
+    a_idx = tf.cast(a[:, 0], tf.int32)  # the buffer holds action indices as floats
+    q1 = tf.gather(q1_all, a_idx, batch_dims=1)
+    q2 = tf.gather(q2_all, a_idx, batch_dims=1)
+    q1_targ = ac_targ.q1(o2)
+    q2_targ = ac_targ.q2(o2)
+
+    # Soft state value of s' under the current policy, with the clipped double-Q trick.
+    min_q_targ = tf.minimum(q1_targ, q2_targ)
+    v_next = tf.reduce_sum(probs_next * (min_q_targ - alpha * log_probs_next), axis=-1)
+    backup = tf.stop_gradient(r + gamma * (1 - d) * v_next)
+
+    loss_pi = tf.reduce_mean(tf.reduce_sum(
+        probs * (alpha * log_probs - tf.minimum(q1_all, q2_all)), axis=-1))
+    loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
+    loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
+    logp_pi = tf.reduce_sum(probs * log_probs, axis=-1)
+    return SACLosses(loss_pi, (loss_q1, loss_q2), (q1, q2), logp_pi)
+
+
+def losses_for(ac) -> Callable:
+    """SAC's losses for the actor-critic's action space: :func:`discrete_losses` when
+    ``ac.discrete``, else :func:`continuous_losses` (what the pixel and recurrent variants
+    wrap)."""
+    return discrete_losses if getattr(ac, "discrete", False) else continuous_losses
+
+
+def logged_keys(n_critics: int) -> tuple:
+    """The diagnostics an update of ``n_critics`` critics logs, in progress.txt's order:
+    ``LossPi, LossQ1, ..., Q1Vals, ..., LogPi`` (Spinning Up's six for two critics)."""
+    return (("LossPi",) + tuple(f"LossQ{i}" for i in range(1, n_critics + 1))
+            + tuple(f"Q{i}Vals" for i in range(1, n_critics + 1)) + ("LogPi",))

@@ -1,0 +1,175 @@
+"""The kinds of SAC agent, each one named record (:class:`Variant`).
+
+``sac()`` picks one record once, from the actor-critic and the spaces
+(:func:`pick_variant`), and builds everything that differs between kinds from it: the
+actor-critic, the losses, the replay buffer, the acting agent, what ``tf2_save/`` holds,
+the logged diagnostics, and the shape of the update (how many critics, whether target
+networks exist, how often the policy steps, Adam's betas). ``sac()`` itself tests no kind.
+
+The records here: ``mlp`` (Spinning Up's SAC), ``discrete`` (SAC for discrete actions),
+``pixels`` (DrQ's SAC from images) and ``recurrent`` (memory). A new kind is a new record;
+see "How to add a variant" in ``docs/design.md``. An actor-critic class names its record
+with a class attribute ``variant`` (a record's name, or a :class:`Variant` itself).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable
+
+from gymnasium import spaces
+
+from spinup_tf2.algos.sac import core, pixels, recurrent
+from spinup_tf2.algos.sac.agent import MLPAgent
+from spinup_tf2.algos.sac.buffers import ReplayBuffer
+from spinup_tf2.algos.sac.checks import check_ac_kwargs, check_memory, is_image_space
+from spinup_tf2.algos.sac.frame_buffer import FrameReplayBuffer
+from spinup_tf2.algos.sac.losses import continuous_losses, discrete_losses, losses_for
+from spinup_tf2.errors import SpinupError
+from spinup_tf2.utils.mpi_tools import num_procs
+
+# What every minibatch holds, in the order the update takes it.
+BATCH_KEYS = ("obs", "act", "rew", "obs2", "done")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One kind of SAC agent: what ``sac()`` builds for it, and the shape of its update.
+
+    Attributes:
+        name: The record's name (``--recurrent`` resolves to ``'recurrent'``).
+        actor_critic: The actor-critic it uses when the user gives the default one.
+        losses: ``losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma, *extra) ->``
+            :class:`~spinup_tf2.algos.sac.losses.SACLosses`, with one Q loss per critic.
+        replay_buffer: ``replay_buffer(obs_dim, act_dim, size, ac, frame_stack, copies)``,
+            the buffer (refusing first one that would not fit in memory).
+        agent: ``agent(ac, rng, n_noise, discrete)``, an
+            :class:`~spinup_tf2.algos.sac.agent.Agent`.
+        export: ``export(ac, obs_dim, n_noise)``, the ``tf.Module`` ``tf2_save/`` holds.
+        batch_keys: The buffer's minibatch keys the update takes, in order.
+        extra_inputs: ``extra_inputs(rng, ac, n_updates, batch_size)``, one more array the
+            update takes after the buffer's (the pixel variant's random shifts), or None.
+        updates_per_call: Updates per compiled call: 0 for a whole block (the fast path),
+            1 for one call per update (pixels, to repeat exactly).
+        ragged: Its per-update diagnostics differ in length (recurrent, masked windows).
+        n_critics: Critics the losses train (``ac.critics``); the Q columns and the
+            export's ``q1`` ... ``qN`` follow it.
+        targets: Whether target networks exist (polyak-averaged critics); without them
+            the losses get ``ac_targ=None``.
+        policy_delay: Critic updates per policy (and alpha) update.
+        adam_betas: Adam's ``(beta_1, beta_2)`` for the policy and the critics.
+    """
+
+    name: str
+    actor_critic: Callable
+    losses: Callable
+    replay_buffer: Callable
+    agent: Callable
+    export: Callable
+    batch_keys: tuple = BATCH_KEYS
+    extra_inputs: Callable | None = None
+    updates_per_call: int = 0
+    ragged: bool = False
+    n_critics: int = 2
+    targets: bool = True
+    policy_delay: int = 1
+    adam_betas: tuple = (0.9, 0.999)
+
+
+def transition_buffer(obs_dim: int | tuple, act_dim: int, size: int, ac=None,
+                      frame_stack: int = 1, copies: int = 1):
+    """A :class:`~spinup_tf2.algos.sac.buffers.ReplayBuffer`, or for images (``obs_dim``
+    their shape) a :class:`~spinup_tf2.algos.sac.frame_buffer.FrameReplayBuffer` of
+    ``frame_stack``-frame observations that stores each frame once (of ``copies``
+    environment copies storing in turn); refused first if it would not fit in memory (one
+    per MPI process)."""
+    check_memory(size, obs_dim, act_dim, num_procs(), 0, frame_stack, copies)
+    if isinstance(obs_dim, tuple):
+        return FrameReplayBuffer(obs_dim, frame_stack, act_dim, size, copies)
+    return ReplayBuffer(obs_dim, act_dim, size)
+
+
+def window_buffer(obs_dim: int, act_dim: int, size: int, ac, frame_stack: int = 1,
+                  copies: int = 1):
+    """The recurrent variant's buffer of windows, with the memory ``ac`` stores."""
+    check_memory(size, obs_dim, act_dim, num_procs(), ac.state_size)
+    return recurrent.SequenceReplayBuffer.for_actor_critic(ac, obs_dim, act_dim, size)
+
+
+def _on_features(wrapper: Callable) -> Callable:
+    """The losses of the actor-critic's action space, run by ``wrapper`` (pixel features,
+    recurrent windows): ``wrapper(losses, ac, ac_targ, ...)``."""
+    @functools.wraps(wrapper)
+    def losses(ac, ac_targ, *args):
+        return wrapper(losses_for(ac), ac, ac_targ, *args)
+    return losses
+
+
+MLP = Variant("mlp", core.MLPActorCritic, continuous_losses, transition_buffer, MLPAgent,
+              core.ActorCriticExport)
+DISCRETE = Variant("discrete", core.DiscreteMLPActorCritic, discrete_losses, transition_buffer,
+                   MLPAgent, core.ActorCriticExport)
+PIXELS = Variant("pixels", pixels.PixelActorCritic, _on_features(pixels.pixel_losses),
+                 transition_buffer, MLPAgent, core.ActorCriticExport,
+                 extra_inputs=pixels.shift_draws, updates_per_call=1)
+RECURRENT = Variant("recurrent", recurrent.RecurrentActorCritic,
+                    _on_features(recurrent.sequence_losses), window_buffer,
+                    lambda ac, rng, n_noise, discrete: recurrent.RecurrentAgent(ac, rng, n_noise),
+                    recurrent.RecurrentExport, batch_keys=BATCH_KEYS + recurrent.SEQUENCE_KEYS,
+                    ragged=True)
+VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT)}
+
+
+def variant_of(ac) -> Variant:
+    """The record of a built actor-critic: the one its class names (``variant``), else
+    ``discrete`` or ``mlp`` by ``ac.discrete``."""
+    kind = getattr(ac, "variant", None)
+    if isinstance(kind, Variant):
+        return kind
+    if kind is not None:
+        return VARIANTS[kind]
+    return DISCRETE if getattr(ac, "discrete", False) else MLP
+
+
+def pick_variant(actor_critic, ac_kwargs: dict, observation_space, action_space) -> tuple:
+    """``(variant, actor_critic)``: the record for this actor-critic and these spaces, and
+    the actor-critic to build, after checking that it takes ``ac_kwargs``.
+
+    ``actor_critic`` may be a record's name (``'recurrent'``: its actor-critic). An
+    actor-critic whose class names a record (``variant = 'recurrent'``, or a
+    :class:`Variant`) gets it; the default one gets ``pixels`` on image observations
+    (then :class:`~spinup_tf2.algos.sac.pixels.PixelActorCritic`) and ``discrete`` on a
+    Discrete action space (:class:`~spinup_tf2.algos.sac.core.DiscreteMLPActorCritic`);
+    any other gets ``discrete`` or ``mlp`` by its action space."""
+    images = is_image_space(observation_space)
+    discrete = isinstance(action_space, spaces.Discrete)
+    if isinstance(actor_critic, str):
+        if actor_critic not in VARIANTS:
+            raise SpinupError(f"sac() got actor_critic={actor_critic!r}, which names no "
+                              f"variant; give an actor-critic class or one of "
+                              f"{', '.join(map(repr, VARIANTS))}. Nothing was written.")
+        variant = VARIANTS[actor_critic]
+        if variant in (MLP, DISCRETE):  # by name: the one the action space needs
+            variant = DISCRETE if discrete else MLP
+        actor_critic = variant.actor_critic
+    kind = getattr(actor_critic, "variant", None)
+    if isinstance(kind, Variant):
+        variant = kind
+    elif kind is not None:
+        variant = VARIANTS[kind]
+    elif images and actor_critic is core.MLPActorCritic:
+        variant, actor_critic = PIXELS, PIXELS.actor_critic
+    elif discrete:
+        variant = DISCRETE
+        if actor_critic is core.MLPActorCritic:
+            actor_critic = DISCRETE.actor_critic
+    else:
+        variant = MLP
+    if images and variant is RECURRENT:
+        raise SpinupError("sac() got image observations with a recurrent actor-critic "
+                          "(--recurrent), which reads vector observations only. Nothing was "
+                          "written. Drop --recurrent (frame stacking, as --pixels does, "
+                          "gives the policy the recent past).")
+    check_ac_kwargs(actor_critic, ac_kwargs)
+    return variant, actor_critic
