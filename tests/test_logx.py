@@ -114,3 +114,34 @@ def test_no_file_mode_writes_nothing(tmp_path, capsys):
 def test_colorize():
     assert colorize("hi", "green", bold=True) == "\x1b[32;1mhi\x1b[0m"
     assert colorize("hi", "red", highlight=True) == "\x1b[41mhi\x1b[0m"
+
+
+def test_a_new_output_is_one_class_and_gets_every_row(tmp_path):
+    """logger_kwargs=dict(outputs=[...]): an Output subclass receives each row as progress.txt
+    has it (columns in order, the row's index), from a real SAC run; a value that is not an
+    Output is refused before anything is written."""
+    from helpers import TINY, read_progress
+
+    from spinup_tf2 import sac
+    from spinup_tf2.errors import SpinupError
+    from spinup_tf2.utils.logx import Output
+
+    class Rows(Output):
+        def __init__(self):
+            self.rows = []
+
+        def write(self, row, index):
+            self.rows.append((index, dict(row)))
+
+    rows = Rows()
+    out = str(tmp_path / "run")
+    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **TINY,
+        logger_kwargs=dict(output_dir=out, outputs=[rows]))
+    header, written = read_progress(out)
+    assert [i for i, _ in rows.rows] == [0, 1]
+    assert [list(r) for _, r in rows.rows] == [header, header]
+    assert [{k: str(v) for k, v in r.items()} for _, r in rows.rows] == written
+    with pytest.raises(SpinupError, match="outputs must be a list of logx.Output"):
+        sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY,
+            logger_kwargs=dict(output_dir=str(tmp_path / "bad"), outputs=[print]))
+    assert not os.path.exists(tmp_path / "bad")

@@ -1,7 +1,8 @@
 """Logging for RL runs, with Spinning Up's file formats and behaviour.
 
-One row of diagnostics per epoch goes to a tab-separated progress.txt and to
-stdout as a table; the configuration goes to config.json; the model goes to a
+One row of diagnostics per epoch goes to each of the logger's outputs (:class:`Output`:
+the stdout table, a tab-separated progress.txt, and optionally TensorBoard; another
+backend is one more class); the configuration goes to config.json; the model goes to a
 TensorFlow SavedModel. Everything is written so that a crash, Ctrl-C or kill leaves the
 files already written readable: progress.txt is flushed and synced after every
 row, and checkpoints are written under a temporary name, then renamed.
@@ -32,7 +33,7 @@ class Logger:
 
     def __init__(self, output_dir: str | None = None, output_fname: str | None = rundir.PROGRESS,
                  exp_name: str | None = None, tensorboard: bool = False,
-                 append_after: int | None = None):
+                 append_after: int | None = None, outputs: list | None = None):
         """Open the output directory and progress.txt.
 
         Args:
@@ -55,17 +56,23 @@ class Logger:
             append_after (int): Continue an existing progress.txt: keep its
                 header and its first ``append_after`` rows, drop any later
                 ones, and append (used to resume a run).
+
+            outputs (list): More places each row goes, after the table,
+                progress.txt and TensorBoard: :class:`Output` objects (a
+                backend of one's own is one subclass with a ``write``).
         """
         self.output_dir = None
-        self.output_file = None
         self.first_row = True
         self._warned_pickle = False
         self.log_headers: list[str] = []
         self.log_current_row: dict = {}
         self.exp_name = exp_name
-        self.tb_writer = None
         self.rows_written = 0
-        if proc_id() == 0 and output_fname is not None:
+        self.outputs: list[Output] = []
+        if proc_id() != 0:
+            return
+        self.outputs.append(TableOutput())
+        if output_fname is not None:
             self.output_dir = output_dir or "/tmp/experiments/%i" % int(time.time())
             if append_after is None and osp.exists(osp.join(self.output_dir, output_fname)):
                 print("Warning: Log dir %s already exists! Storing info there anyway."
@@ -76,18 +83,15 @@ class Logger:
                 raise SpinupError(f"Cannot make the output directory {self.output_dir} "
                                   f"({err.strerror}). Give a directory you can write in "
                                   f"(output_dir, or --data_dir).") from None
-            self.output_file, header, self.rows_written = rundir.open_progress(
-                self.output_dir, append_after, output_fname)
-            if header:
-                self.log_headers, self.first_row = header, False
-            atexit.register(self.output_file.close)
-            print(colorize("Logging data to %s" % self.output_file.name, "green", bold=True))
+            progress = ProgressOutput(self.output_dir, output_fname, append_after)
+            if progress.header:
+                self.log_headers, self.first_row = list(progress.header), False
+            self.rows_written = progress.rows
+            self.outputs.append(progress)
+            print(colorize("Logging data to %s" % progress.path, "green", bold=True))
             if tensorboard:
-                from spinup_tf2.tf_setup import import_tensorflow
-
-                tf = import_tensorflow()
-                self.tb_writer = tf.summary.create_file_writer(
-                    osp.join(self.output_dir, rundir.TENSORBOARD))
+                self.outputs.append(TensorBoardOutput(self.output_dir))
+        self.outputs += list(outputs or [])
 
     def log(self, msg: str, color: str = "green") -> None:
         """Print a colorized message to stdout (rank 0 only)."""
@@ -187,46 +191,101 @@ class Logger:
                                          f"({err.message.split('; ')[-1]})", tmp) from None
 
     def dump_tabular(self) -> None:
-        """Print the current row as a table and append it to progress.txt
-        (the header first, on the first row); then start a new row."""
+        """Write the current row to every output (the stdout table, progress.txt with
+        the header first on the first row, TensorBoard); then start a new row."""
         if proc_id() == 0:
-            vals = []
-            key_lens = [len(key) for key in self.log_headers]
-            max_key_len = max(15, max(key_lens))
-            keystr = "%" + "%d" % max_key_len
-            fmt = "| " + keystr + "s | %15s |"
-            n_slashes = 22 + max_key_len
-            lines = ["-" * n_slashes]
-            for key in self.log_headers:
-                val = self.log_current_row.get(key, "")
-                valstr = "%8.3g" % val if hasattr(val, "__float__") else val
-                lines.append(fmt % (key, valstr))
-                vals.append(val)
-            lines.append("-" * n_slashes)
-            print("\n".join(lines), flush=True)
-            if self.output_file is not None:
-                text = ""
-                if self.first_row:
-                    text += "\t".join(self.log_headers) + "\n"
-                text += "\t".join(map(str, vals)) + "\n"
-                self.output_file.write(text)  # one write: a kill leaves whole rows
-                self.output_file.flush()
-                os.fsync(self.output_file.fileno())
+            row = {key: self.log_current_row.get(key, "") for key in self.log_headers}
+            for output in self.outputs:
+                output.write(row, self.rows_written)
             self.rows_written += 1
-            if self.tb_writer is not None:
-                self._write_tensorboard(dict(zip(self.log_headers, vals)))
         self.log_current_row.clear()
         self.first_row = False
 
-    def _write_tensorboard(self, row: dict) -> None:
-        import tensorflow as tf
+    def close(self) -> None:
+        """Close every output (also done at exit)."""
+        for output in self.outputs:
+            output.close()
 
-        step = row.get("TotalEnvInteracts", self.rows_written)
-        with self.tb_writer.as_default(step=int(step)):
+
+class Output:
+    """Where the logger's rows go: one subclass per backend (after Stable-Baselines3's
+    ``KVWriter``). :meth:`write` gets each row as ``{column: value}`` in the columns'
+    order (the same columns every row) and the number of rows written before it."""
+
+    def write(self, row: dict, index: int) -> None:
+        """Write one row."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the output holds open."""
+
+
+class TableOutput(Output):
+    """Spinning Up's table of the row on stdout: one line per column, numbers to three
+    significant figures."""
+
+    def write(self, row: dict, index: int) -> None:
+        """Print the row as a table."""
+        max_key_len = max(15, max(len(key) for key in row))
+        fmt = "| " + "%" + "%d" % max_key_len + "s | %15s |"
+        lines = ["-" * (22 + max_key_len)]
+        for key, val in row.items():
+            lines.append(fmt % (key, "%8.3g" % val if hasattr(val, "__float__") else val))
+        lines.append(lines[0])
+        print("\n".join(lines), flush=True)
+
+
+class ProgressOutput(Output):
+    """progress.txt: tab-separated, the header on the first line, one line per row;
+    flushed and synced after every row, each written in one call, so a kill leaves whole
+    rows. ``append_after``: continue the file after its first that many rows (resume);
+    ``header`` and ``rows`` are then the kept header and row count."""
+
+    def __init__(self, output_dir: str, fname: str = rundir.PROGRESS,
+                 append_after: int | None = None):
+        self.file, self.header, self.rows = rundir.open_progress(output_dir, append_after,
+                                                                 fname)
+        self.path = self.file.name
+        atexit.register(self.file.close)
+
+    def write(self, row: dict, index: int) -> None:
+        """Append the row (after the header, the first time)."""
+        text = "" if self.header else "\t".join(row) + "\n"
+        self.header = self.header or list(row)
+        text += "\t".join(map(str, row.values())) + "\n"
+        self.file.write(text)  # one write: a kill leaves whole rows
+        self.file.flush()
+        os.fsync(self.file.fileno())
+
+    def close(self) -> None:
+        """Close progress.txt."""
+        self.file.close()
+
+
+class TensorBoardOutput(Output):
+    """Every numeric value of the row as a TensorBoard scalar in ``output_dir/tb/``, named
+    by :func:`tensorboard_name`, against ``TotalEnvInteracts`` when the row has it (else
+    the row's index)."""
+
+    def __init__(self, output_dir: str):
+        from spinup_tf2.tf_setup import import_tensorflow
+
+        self.tf = import_tensorflow()
+        self.writer = self.tf.summary.create_file_writer(osp.join(output_dir,
+                                                                  rundir.TENSORBOARD))
+
+    def write(self, row: dict, index: int) -> None:
+        """Write the row's scalars and flush."""
+        step = row.get("TotalEnvInteracts", index)
+        with self.writer.as_default(step=int(step)):
             for key, val in row.items():
                 if hasattr(val, "__float__") and key != "TotalEnvInteracts":
-                    tf.summary.scalar(tensorboard_name(key), float(val))
-        self.tb_writer.flush()
+                    self.tf.summary.scalar(tensorboard_name(key), float(val))
+        self.writer.flush()
+
+    def close(self) -> None:
+        """Close the event file."""
+        self.writer.close()
 
 
 class EpochLogger(Logger):
