@@ -82,7 +82,7 @@ def main():
 
     def make():
         if a.pixels:
-            from spinup_tf2.policy.video import make_pixels
+            from spinup_tf2.envs import make_pixels
             return make_pixels(a.env, 84, 3, a.action_repeat)
         return gym.make(a.env)
 

@@ -3,7 +3,7 @@
     python benchmarks/vector_envs.py                  # N = 1, 2, 4; sync and async; 3 rounds
     python benchmarks/vector_envs.py --step_ms 2 --steps 2000 --rounds 5
 
-Times :class:`spinup_tf2.training.vector.VectorEpisodes`, the collector ``sac(num_envs=N)``
+Times :class:`spinup_tf2.envs.vector.VectorEpisodes`, the collector ``sac(num_envs=N)``
 uses, stepping a CPU-bound environment (Pendulum-v1 plus ``--step_ms`` of arithmetic per
 step, as a slow simulator or a renderer would cost) with random actions and storing every
 transition in a replay buffer; and, as the baseline, one environment stepped as sac()'s
@@ -66,7 +66,7 @@ def time_single(step_ms: float, steps: int) -> float:
 
 def time_vector(step_ms: float, steps: int, n: int, mode: str) -> float:
     from spinup_tf2.algos.sac.sac import ReplayBuffer
-    from spinup_tf2.training.vector import VectorEpisodes
+    from spinup_tf2.envs.vector import VectorEpisodes
 
     vec = VectorEpisodes(Make(step_ms), n, mode, max_ep_len=1000, seed=0)
     buf = ReplayBuffer(3, 1, steps)

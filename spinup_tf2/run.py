@@ -18,6 +18,7 @@ from textwrap import dedent
 from typing import Callable
 
 from spinup_tf2.algos.sac.checks import check_sac_args
+from spinup_tf2.arguments import launcher_help
 from spinup_tf2.errors import SpinupError, cli_main, print_error
 from spinup_tf2.launch.flags import (  # noqa: F401  (parse_value: the path of 0.1)
     RUN_ARG_NAMES,
@@ -56,6 +57,8 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
     if any(arg in valid_help for arg in args):
         print("\n\nShowing docstring for spinup_tf2." + cmd + ":\n")
         print(algo.doc())
+        print("    The launcher's own flags (besides sac()'s arguments above):\n")
+        print(launcher_help() + "\n")
         sys.exit()
 
     arg_dict, given_shorthands = parse_flags(cmd, args)

@@ -10,24 +10,37 @@ import pytest
 
 PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "spinup_tf2")
 
-# Layers, bottom first: a module may import its own layer or lower ones, never higher ones.
-# (docs/design.md, "Layout", describes the same folders.)
+# Floors, bottom first: a module may import its own floor or lower ones, never higher ones.
+# (docs/design.md, "Layout", describes the same floors.) The environment's home, envs/, is
+# floored inside too: platform < tasks < pixels < recording < episodes < rendering, vector.
 LAYERS = [
-    ["errors", "tf_setup", "lifetime", "user_config", "utils.serialization_utils",
+    ["errors", "tf_setup", "lifetime", "user_config", "arguments", "utils.serialization_utils",
      "utils.aggregate", "utils.errors", "utils.tf_setup"],
-    ["rundir", "envs", "utils.mpi_tools", "utils.mpi_tf2"],
-    ["utils.logx", "policy.*", "training.*", "algos.sac.core", "algos.sac.fast_path",
-     "algos.sac.checks", "algos.sac.frame_buffer"],
-    ["algos.sac.sac", "algos.*"],
-    ["launch.*", "utils.run_utils", "utils.plot", "utils.test_policy"],
+    ["rundir", "utils.mpi_tools"],
+    ["envs.platform"],
+    ["envs.tasks"],
+    ["envs.pixels"],
+    ["envs.recording"],
+    ["envs.episodes"],
+    ["envs.rendering", "envs.vector"],
+    ["envs"],
+    ["policy.*"],
+    ["launch.*"],
+    ["utils.*"],
+    ["training.*"],
+    ["algos.*"],
     ["run", "__init__", "__main__"],
 ]
 
 
 def layer_of(module: str) -> int:
+    """The floor of ``module``: an exact name wins over a folder's ``.*``."""
+    for i, names in enumerate(LAYERS):
+        if module in names:
+            return i
     for i, names in enumerate(LAYERS):
         for name in names:
-            if module == name or (name.endswith(".*") and (module + ".").startswith(name[:-1])):
+            if name.endswith(".*") and (module + ".").startswith(name[:-1]):
                 return i
     raise AssertionError(f"spinup_tf2.{module} is in no layer: add it to LAYERS "
                          f"(and docs/design.md)")
@@ -51,8 +64,10 @@ def modules() -> dict:
                     base = node.module[len("spinup_tf2."):] if "." in node.module else ""
                     for alias in node.names:  # "from spinup_tf2 import rundir" is a module
                         sub = f"{base}.{alias.name}".lstrip(".")
-                        deps.add(sub if os.path.exists(os.path.join(PKG, *sub.split(".")) + ".py")
-                                 else base)
+                        path = os.path.join(PKG, *sub.split("."))  # a module, or a package
+                        is_module = (os.path.exists(path + ".py")
+                                     or os.path.exists(os.path.join(path, "__init__.py")))
+                        deps.add(sub if is_module else base)
                 elif isinstance(node, ast.Import):
                     deps |= {a.name[len("spinup_tf2."):] for a in node.names
                              if a.name.startswith("spinup_tf2.")}
@@ -83,9 +98,37 @@ def test_no_import_circles():
 
 
 def test_layers_point_one_way():
+    """No arrow back up: no module imports one on a higher floor (release 0.2 had six:
+    the launcher imported algos/ and policy/, training/ and utils/ imported policy/, which
+    imported training/)."""
     upward = [f"{m} (layer {layer_of(m)}) imports {d} (layer {layer_of(d)})"
               for m, deps in modules().items() for d in deps if layer_of(d) > layer_of(m)]
     assert upward == []
+
+
+def test_the_environment_has_one_home():
+    """Everything about environments is in envs/: no module elsewhere makes, wraps, steps
+    or renders one (gymnasium's make and its wrappers, vector API and registry are used
+    only there, and by the docs' and the launcher's checks of an id)."""
+    outside = {}
+    for root, _, files in os.walk(PKG):
+        for f in files:
+            path = os.path.join(root, f)
+            rel = os.path.relpath(path, PKG)
+            if not f.endswith(".py") or rel.startswith("envs" + os.sep):
+                continue
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+            used = [w for w in ("gym.make(", "gym.Wrapper", "gymnasium.vector", "gym.register(",
+                                "RenderingEnv(", "VectorEpisodes(", "ReplayableEpisodes(")
+                    if w in text]
+            if used:
+                outside[rel] = used
+    # sac() wraps its environments in envs' classes (and its __main__, Spinning Up's script,
+    # calls gym.make); test_policy and the videos render in envs' RenderingEnv.
+    assert outside == {"algos/sac/sac.py": ["gym.make(", "VectorEpisodes(", "ReplayableEpisodes("],
+                       "policy/video.py": ["RenderingEnv("],
+                       "policy/load.py": ["RenderingEnv("]}
 
 
 def test_leaves_import_nothing_of_the_package():

@@ -276,7 +276,7 @@ PIXEL_TINY = dict(steps_per_epoch=200, start_steps=100, update_after=100, update
 
 
 def pendulum_pixels():
-    from spinup_tf2.policy.video import make_pixels
+    from spinup_tf2.envs import make_pixels
 
     return make_pixels("Pendulum-v1", 32, 2, 2)
 
@@ -451,7 +451,7 @@ def test_a_pixel_task_plays_in_a_window(x_display, monkeypatch, platform):
     from PIL import ImageGrab
 
     from spinup_tf2 import envs
-    from spinup_tf2.policy.video import RenderingEnv
+    from spinup_tf2.envs import RenderingEnv
 
     for var in ("MUJOCO_GL", "PYOPENGL_PLATFORM"):
         if platform:

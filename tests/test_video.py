@@ -158,7 +158,7 @@ def test_mujoco_camera_follows_the_body():
 
     code = """if True:
         import gymnasium as gym, numpy as np
-        from spinup_tf2.policy.video import render_following, use_headless_gl
+        from spinup_tf2.envs import render_following, use_headless_gl
         use_headless_gl()
         env = gym.make("HalfCheetah-v5", render_mode="rgb_array")
         env.reset(seed=0)
@@ -189,7 +189,7 @@ def test_a_mujoco_video_shows_the_ground_far_from_the_start():
     observations for the same actions). In a fresh process without TensorFlow."""
     code = """if True:
         import gymnasium as gym, numpy as np
-        from spinup_tf2.policy.video import extend_floor, render_following, use_headless_gl
+        from spinup_tf2.envs import extend_floor, render_following, use_headless_gl
         use_headless_gl()
         out = []
         for extend in (False, True):

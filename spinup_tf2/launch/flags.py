@@ -15,6 +15,12 @@ import importlib
 import importlib.util
 from typing import Callable
 
+# From the declared table: the arguments of ExperimentGrid.run rather than of the algorithm
+# (RUN_KEYS); on/off flags the launcher turns into arguments, with their defaults (SWITCHES:
+# --recurrent is actor_critic="recurrent", the recurrent variant's record, see
+# processes.experiment_command); how --pixels makes its pixel task (spinup_tf2.envs.make_pixels,
+# PIXEL_OPTIONS); flags whose values are always names, never parsed as Python (STRING_KEYS).
+from spinup_tf2.arguments import PIXEL_OPTIONS, RUN_KEYS, STRING_KEYS, SWITCHES  # noqa: F401
 from spinup_tf2.errors import SpinupError
 
 # Command line shorthands for convenience.
@@ -22,20 +28,9 @@ SUBSTITUTIONS = {"env": "env_name", "hid": "ac_kwargs:hidden_sizes",
                  "act": "ac_kwargs:activation", "cpu": "num_cpu", "dt": "datestamp",
                  "tensorboard": "logger_kwargs:tensorboard"}
 
-# Arguments of ExperimentGrid.run rather than of the algorithm.
-RUN_KEYS = ["num_cpu", "data_dir", "datestamp", "parallel", "oversubscribe", "backend",
-            "ray_address", "ray_worker_dir"]
 # Run-level flags whose ExperimentGrid.run argument has another name.
 RUN_ARG_NAMES = {"ray_address": "address", "ray_worker_dir": "worker_dir"}
 
-# On/off flags the launcher turns into arguments, and their defaults: --recurrent is
-# actor_critic="recurrent", the recurrent variant's record (see processes.experiment_command).
-SWITCHES = {"recurrent": False, "pixels": False}
-# How --pixels makes its pixel task (spinup_tf2.policy.video.make_pixels), and the defaults.
-PIXEL_OPTIONS = {"action_repeat": 1, "frame_stack": 3, "image_size": 84}
-
-# Flags whose values are always names, never parsed as Python.
-STRING_KEYS = {"exp_name", "env_name", "data_dir", "backend", "ray_address", "ray_worker_dir"}
 
 # The calls a flag value may make.
 SAFE_CALLS = {"dict": dict, "list": list, "tuple": tuple, "int": int, "float": float,
@@ -379,11 +374,8 @@ def check_env_kwargs(variants: list[dict]) -> None:
     """Refuse ``env_kwargs`` (``gym.make``'s keyword arguments: ``--env_kwargs:key value`` or
     ``--env_kwargs "dict(key=value)"``) that are not a dict, or that the environment does not
     take: each distinct set is tried once by making the environment."""
-    import gymnasium as gym
+    from spinup_tf2.envs import make_named
 
-    from spinup_tf2.envs import quiet_mujoco
-
-    quiet_mujoco()
     tried = set()
     for variant in variants:
         env_name, env_kwargs = variant.get("env_name"), variant.get("env_kwargs")
@@ -398,7 +390,7 @@ def check_env_kwargs(variants: list[dict]) -> None:
             continue
         tried.add(key)
         try:
-            gym.make(env_name, **env_kwargs).close()
+            make_named(env_name, **env_kwargs).close()
         except Exception as err:  # an env's constructor may raise anything for a bad value
             first = (str(err).strip().splitlines() or [""])[0][:200]
             raise SpinupError(f"--env_kwargs {env_kwargs!r}: gymnasium.make({env_name!r}, ...) "

@@ -39,7 +39,7 @@ def call_experiment(exp_name: str, thunk, seed: int = 0, num_cpu: int | str = 1,
     (:func:`spinup_tf2.rundir.output_dir_for`, unless ``logger_kwargs`` is given), turns an
     ``env_name`` argument (with ``env_kwargs``, gym.make's keyword arguments) into
     ``env_fn = lambda: gymnasium.make(env_name, **env_kwargs)`` (with ``pixels=True``,
-    :func:`spinup_tf2.policy.video.make_pixels` of it, taking ``action_repeat``, ``frame_stack``
+    :func:`spinup_tf2.envs.rendering.make_pixels` of it, taking ``action_repeat``, ``frame_stack``
     and ``image_size``; and ``recurrent=True`` into
     ``actor_critic="recurrent"``, the recurrent variant's record),
     and launches :mod:`spinup_tf2.launch.entrypoint` with the whole call cloudpickled,
@@ -114,13 +114,12 @@ def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
 
     def thunk_plus():
         if "env_name" in kwargs:
-            import gymnasium as gym
+            from spinup_tf2.envs import make_named, make_pixels
 
             env_name, env_kwargs = kwargs.pop("env_name"), kwargs.pop("env_kwargs", None) or {}
-            kwargs["env_fn"] = lambda: gym.make(env_name, **env_kwargs)
+            kwargs["env_fn"] = functools.partial(make_named, env_name, **env_kwargs)
             if kwargs.pop("pixels", False):  # --pixels: the env as its camera sees it
                 from spinup_tf2.launch.flags import PIXEL_OPTIONS
-                from spinup_tf2.policy.video import make_pixels
 
                 opts = {k: kwargs.pop(k, v) for k, v in PIXEL_OPTIONS.items()}
                 kwargs["env_fn"] = functools.partial(

@@ -15,8 +15,8 @@ import warnings
 import joblib
 
 from spinup_tf2 import envs, rundir
+from spinup_tf2.envs.rendering import RenderingEnv, make_isolated
 from spinup_tf2.errors import SpinupError
-from spinup_tf2.policy.video import RenderingEnv, make_isolated
 from spinup_tf2.tf_setup import import_tensorflow
 
 

@@ -21,20 +21,19 @@ import zipfile
 
 import numpy as np
 
-from spinup_tf2 import rundir
+from spinup_tf2 import arguments, rundir
+from spinup_tf2.envs.episodes import rng_state, set_rng_state
 from spinup_tf2.errors import SpinupError
-from spinup_tf2.training.env_wrappers import rng_state, set_rng_state
 from spinup_tf2.utils.mpi_tools import num_procs, proc_id
 from spinup_tf2.utils.serialization_utils import convert_json
 
-# What config.json holds now that runs made before 0.2 lack, and the value such a run had
-# (ANY: whatever it is now, as env_spec, recorded since).
+# What config.json holds now that runs of earlier releases lack, and the value such a run
+# had (ANY: whatever it is now, as env_spec, recorded since 0.2): sac()'s arguments as the
+# table of spinup_tf2.arguments declares them.
 ANY = object()
-ADDED_ARGS = {"env_spec": ANY, "updates_per_step": 1, "num_envs": 1, "vector_mode": "sync",
-              "replay_buffer_class": None}
+ADDED_ARGS = {**arguments.ADDED_ARGS, "env_spec": ANY}
 # Arguments a resumed call may change: how long the run goes on, how it is saved and watched.
-FREE_ARGS = {"epochs", "save_freq", "resume", "logger", "logger_kwargs", "env_fn", "exp_name",
-             "overwrite", "video_freq"}
+FREE_ARGS = arguments.FREE_ARGS
 
 
 def check_output_dir(config: dict, logger_kwargs: dict, resume: bool,
@@ -72,7 +71,7 @@ class TrainingCheckpoint:
     states, observation statistics and any other non-trainable state, by name:
     :func:`named_variables`), the replay buffer, the
     random generator of exploration and minibatches, both environments (each a
-    :class:`spinup_tf2.training.env_wrappers.ReplayableEpisodes`, which rebuilds
+    :class:`spinup_tf2.envs.episodes.ReplayableEpisodes`, which rebuilds
     the episode in progress), the observation normalizer's accumulators, and
     the loop's counters. A run resumed from it continues exactly as if it had
     never stopped.

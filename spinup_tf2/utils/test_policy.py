@@ -13,13 +13,14 @@ import contextlib
 import sys
 import time
 
+from spinup_tf2.envs import has_display, render_frame
 from spinup_tf2.errors import SpinupError, cli_main
 from spinup_tf2.policy.load import (  # noqa: F401  (Spinning Up's import path)
     load_policy_and_env,
     load_saved_model,
     load_tf2_policy,
 )
-from spinup_tf2.policy.video import VideoRecorder, check_video_path, has_display, render_frame
+from spinup_tf2.policy.video import VideoRecorder, check_video_path
 from spinup_tf2.rundir import find_saves, select_save  # noqa: F401  (the paths of 0.1)
 from spinup_tf2.utils.logx import EpochLogger
 

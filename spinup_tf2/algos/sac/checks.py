@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.error import DependencyNotInstalled
 
 from spinup_tf2 import rundir
+from spinup_tf2.arguments import WHOLE_NUMBERS
+from spinup_tf2.envs.vector import VECTOR_MODES
 from spinup_tf2.errors import SpinupError
-from spinup_tf2.training.vector import VECTOR_MODES
 from spinup_tf2.utils.mpi_tools import num_procs
 
 # With n discrete actions and alpha='auto', the target entropy is this fraction of log(n)
@@ -23,10 +23,6 @@ DISCRETE_ENTROPY_FRACTION = 0.5
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
-# (name, smallest value) of sac()'s whole-number arguments.
-WHOLE_NUMBERS = (("steps_per_epoch", 1), ("epochs", 1), ("replay_size", 1), ("batch_size", 1),
-                 ("update_every", 1), ("max_ep_len", 1), ("save_freq", 1), ("start_steps", 0),
-                 ("update_after", 0), ("num_test_episodes", 0))
 
 
 def _is_int(x) -> bool:
@@ -91,7 +87,7 @@ def check_sac_args(args: dict):
 
         check_video_path(rundir.video_path(logger_kwargs.get("output_dir") or ".", 1))
 
-    for name, low in WHOLE_NUMBERS + (("seed", 0),):
+    for name, low in WHOLE_NUMBERS:  # (name, smallest value), from spinup_tf2.arguments
         val = args[name]
         need(_is_int(val) and val >= low,
              f"sac() got {name}={val!r}, but {name} must be a whole number >= {low}"
@@ -200,46 +196,6 @@ def check_logger_kwargs(logger_kwargs: dict) -> None:
          and all(callable(getattr(o, "write", None)) for o in outputs),
          f"outputs must be a list of logx.Output objects (each with a write(row, index) "
          f"method); got {outputs!r}.")
-
-
-def make_env(env_fn):
-    """``env_fn()``, checked to be an environment; one whose optional dependency (Box2D,
-    MuJoCo, ...) is missing is a :class:`SpinupError` saying what to install."""
-    from spinup_tf2.envs import quiet_mujoco
-
-    quiet_mujoco()  # gymnasium's -v5 model files make MuJoCo warn at every make
-    try:
-        env = env_fn()
-    except DependencyNotInstalled as err:
-        raise SpinupError(f"The environment could not be made: a package it needs is not "
-                          f"installed ({err}). Nothing was written; install it and run "
-                          f"again.") from None
-    from gymnasium.vector import VectorEnv
-
-    if isinstance(env, VectorEnv):
-        env.close()
-        raise SpinupError(f"env_fn returned a vector environment ({type(env).__name__} of "
-                          f"{env.num_envs}); env_fn must make one environment, and sac() "
-                          f"makes the copies itself. Return gymnasium.make(...), not make_vec, "
-                          f"and give num_envs={env.num_envs} (--num_envs {env.num_envs}; "
-                          f"vector_mode='async' for copies in their own processes). Nothing "
-                          f"was written.")
-    missing = [k for k in ("observation_space", "action_space", "reset", "step")
-               if not hasattr(env, k)]
-    if missing:
-        raise SpinupError(f"env_fn returned {env!r}, which is not a gymnasium environment (it "
-                          f"has no {', '.join(missing)}). env_fn must return a new environment "
-                          f"on each call, e.g. lambda: gymnasium.make('Pendulum-v1'). Nothing "
-                          f"was written.")
-    if getattr(env, "render_mode", None) == "human":
-        env.close()
-        raise SpinupError("env_fn made an environment with render_mode='human': it would draw a "
-                          "window at every training step, in the process that runs "
-                          "TensorFlow, where a window that cannot open crashes the run. Make "
-                          "it without render_mode; watch the trained policy with test_policy "
-                          "(which renders in its own process), or record videos during "
-                          "training with --video_freq N. Nothing was written.")
-    return env
 
 
 def check_memory(replay_size: int, obs_dim: int | tuple, act_dim: int, n_procs: int = 1,

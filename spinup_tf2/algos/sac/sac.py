@@ -28,7 +28,6 @@ from spinup_tf2.algos.sac.checks import (
     check_sac_args,
     check_spaces,
     default_target_entropy,
-    make_env,
     run_settings,
 )
 from spinup_tf2.algos.sac.fast_path import (
@@ -45,12 +44,11 @@ from spinup_tf2.algos.sac.losses import (  # noqa: F401 (SAC's math, as sac.py h
     losses_for,
 )
 from spinup_tf2.algos.sac.variants import MLP, Variant, pick_variant, variant_of
+from spinup_tf2.envs import ReplayableEpisodes, VectorEpisodes
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.tf_setup import import_tensorflow
 from spinup_tf2.training.checkpoint import TrainingCheckpoint, check_output_dir
-from spinup_tf2.training.env_wrappers import ReplayableEpisodes
 from spinup_tf2.training.progress_bar import EpochProgress
-from spinup_tf2.training.vector import VectorEpisodes
 from spinup_tf2.training.videos import EpochVideos
 from spinup_tf2.utils.logx import EpochLogger
 from spinup_tf2.utils.mpi_tf2 import make_grad_averager, sync_params
@@ -355,7 +353,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     config = dict(locals())
     alpha, tuner_args = check_sac_args(config)
     logger_kwargs, overwrite, video_freq = run_settings(config, note=True, settle=True)
-    env, test_env = make_env(env_fn), make_env(env_fn)
+    env, test_env = envs.make_env(env_fn), envs.make_env(env_fn)
     discrete, obs_dim, act_dim, n_noise = check_spaces(
         env.observation_space, envs.policy_action_space(env), normalize_obs)
     variant, actor_critic = pick_variant(  # the kind of agent: what is built below follows it

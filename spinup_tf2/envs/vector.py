@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spinup_tf2.training.env_wrappers import rng_state, set_rng_state
+from spinup_tf2.envs.episodes import rng_state, set_rng_state
 
 VECTOR_MODES = ("sync", "async")
 
@@ -32,7 +32,7 @@ class VectorEpisodes:
         from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
         def make():
-            from spinup_tf2.envs import quiet_mujoco
+            from spinup_tf2.envs.platform import quiet_mujoco
 
             quiet_mujoco()  # in each copy's process too
             env = env_fn()

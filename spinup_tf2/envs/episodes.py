@@ -1,11 +1,12 @@
-"""Environment wrappers the training loop relies on."""
+"""Episodes that a checkpoint can rebuild: :class:`ReplayableEpisodes` remembers how the
+episode in progress began and its actions; the random generators' states as plain data."""
 
 from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
 
-from spinup_tf2.envs import policy_action_space
+from spinup_tf2.envs.recording import policy_action_space
 
 
 def _bits(generator):
@@ -26,7 +27,7 @@ def set_rng_state(generator: np.random.Generator | np.random.RandomState, state:
 
 def env_rng_state(env) -> dict:
     """The state of ``env``'s random generator (``np_random``, or for an environment in
-    its own process, :class:`~spinup_tf2.policy.video.RenderingEnv`, the one there)."""
+    its own process, :class:`~spinup_tf2.envs.rendering.RenderingEnv`, the one there)."""
     if hasattr(env, "rng_state"):
         return env.rng_state()
     return rng_state(env.unwrapped.np_random)

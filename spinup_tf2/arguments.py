@@ -1,0 +1,126 @@
+"""One declared table of ``sac()``'s arguments and of the launcher's own flags.
+
+Each :class:`Arg` says what an argument is: its kind and bounds, its default, whether a
+resumed run may change it, the release that added it, and where it belongs (a ``sac()``
+argument, a launcher switch, a ``--pixels`` option, a run-level flag). From the table come
+the simple checks (:data:`WHOLE_NUMBERS`), the launcher's switches, string keys and
+run-level flags, the resume comparison (:data:`FREE_ARGS`, :data:`ADDED_ARGS`) and the
+launcher's part of ``--help``. ``sac()`` keeps Spinning Up's explicit signature; the tests
+hold this table against it and against its docstring.
+
+A leaf: it imports nothing, so the launcher reads it without TensorFlow.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+
+class Arg(NamedTuple):
+    """One argument.
+
+    ``kind``: ``int``, ``float``, ``bool``, ``str``, ``dict``, or ``object`` (anything
+    else: a function, a class, a number or a string); ``low``: the smallest value of an
+    ``int`` checked by the plain rule (None: checked by a rule of its own); ``free``: a
+    resumed run may give another value; ``since``: the release that added it (a run made
+    before has none in its config.json, and resumes as if it had the default); ``where``:
+    ``'sac'`` (an argument of ``sac()``), ``'switch'`` (a launcher on/off flag),
+    ``'pixels'`` (how ``--pixels`` renders), ``'run'`` (how the launcher runs the grid), or
+    ``'launcher'`` (another launcher flag); ``help``: one line for ``--help`` (``sac()``'s
+    own arguments are documented in its docstring)."""
+
+    name: str
+    kind: str
+    default: Any = None
+    low: int | None = None
+    free: bool = False
+    since: str = "0.1"
+    where: str = "sac"
+    help: str = ""
+
+
+SAC_ARGS = (
+    Arg("env_fn", "object", free=True),
+    Arg("actor_critic", "object"),
+    Arg("ac_kwargs", "dict", {}),
+    Arg("seed", "int", 0, low=0),
+    Arg("steps_per_epoch", "int", 4000, low=1),
+    Arg("epochs", "int", 100, low=1, free=True),
+    Arg("replay_size", "int", int(1e6), low=1),
+    Arg("gamma", "float", 0.99),
+    Arg("polyak", "float", 0.995),
+    Arg("lr", "float", 1e-3),
+    Arg("alpha", "object", 0.2),
+    Arg("batch_size", "int", 100, low=1),
+    Arg("start_steps", "int", 10000, low=0),
+    Arg("update_after", "int", 1000, low=0),
+    Arg("update_every", "int", 50, low=1),
+    Arg("num_test_episodes", "int", 10, low=0),
+    Arg("max_ep_len", "int", 1000, low=1),
+    Arg("logger_kwargs", "dict", {}, free=True),
+    Arg("save_freq", "int", 1, low=1, free=True),
+    Arg("target_entropy", "object"),
+    Arg("resume", "bool", False, free=True),
+    Arg("normalize_obs", "bool", False),
+    Arg("overwrite", "bool", False, free=True),
+    Arg("video_freq", "int", 0, free=True),
+    Arg("updates_per_step", "int", 1, since="0.2"),
+    Arg("num_envs", "int", 1, since="0.2"),
+    Arg("vector_mode", "str", "sync", since="0.2"),
+    Arg("replay_buffer_class", "object", since="0.3"),
+)
+
+LAUNCHER_ARGS = (
+    Arg("env_name", "str", where="launcher",
+        help="--env NAME: the gymnasium id to train on (several make a grid)."),
+    Arg("env_kwargs", "dict", where="launcher", since="0.2",
+        help="--env_kwargs:key VALUE: gymnasium.make's keyword arguments."),
+    Arg("exp_name", "str", where="launcher",
+        help="--exp_name NAME: the experiment's name, the folder under the data directory."),
+    Arg("recurrent", "bool", False, where="switch", since="0.2",
+        help="--recurrent: the recurrent actor-critic (memory, for partial observations)."),
+    Arg("pixels", "bool", False, where="switch", since="0.2",
+        help="--pixels: learn from the environment's rendered frames (DrQ's SAC)."),
+    Arg("action_repeat", "int", 1, where="pixels", since="0.2",
+        help="--action_repeat N: with --pixels, each action repeated N times."),
+    Arg("frame_stack", "int", 3, where="pixels", since="0.2",
+        help="--frame_stack N: with --pixels, frames per observation."),
+    Arg("image_size", "int", 84, where="pixels", since="0.2",
+        help="--image_size N: with --pixels, frames of N x N pixels."),
+    Arg("num_cpu", "object", 1, where="run",
+        help="--cpu N: MPI processes per run ('auto': one per core)."),
+    Arg("data_dir", "str", where="run",
+        help="--data_dir DIR: where runs go (default: data/ of the working directory)."),
+    Arg("datestamp", "bool", False, where="run",
+        help="--datestamp: date-stamped run folders."),
+    Arg("parallel", "int", 1, where="run", since="0.2",
+        help="--parallel N: N runs of the grid at once, on this machine."),
+    Arg("oversubscribe", "bool", False, where="run", since="0.2",
+        help="--oversubscribe: allow more processes than cores."),
+    Arg("backend", "str", "local", where="run", since="0.2",
+        help="--backend ray: run the grid on a Ray cluster."),
+    Arg("ray_address", "str", where="run", since="0.2",
+        help="--ray_address HOST:PORT: the Ray cluster to use."),
+    Arg("ray_worker_dir", "str", where="run", since="0.2",
+        help="--ray_worker_dir DIR: where Ray's workers write runs."),
+)
+
+# The simple checks: (name, smallest value) of sac()'s whole-number arguments.
+WHOLE_NUMBERS = tuple((a.name, a.low) for a in SAC_ARGS if a.kind == "int" and a.low is not None)
+# The resume comparison: what a resumed call may change (and config.json's keys that are
+# not arguments: the logger, the experiment's name) ...
+FREE_ARGS = frozenset({a.name for a in SAC_ARGS if a.free} | {"logger", "exp_name"})
+# ... and what a run of an earlier release lacks in its config.json, with the value it had.
+ADDED_ARGS = {a.name: a.default for a in SAC_ARGS if a.since != "0.1"}
+# The launcher: on/off switches, --pixels' options, flags whose values are always names,
+# and the run-level flags (ExperimentGrid.run's arguments), with their defaults.
+SWITCHES = {a.name: a.default for a in LAUNCHER_ARGS if a.where == "switch"}
+PIXEL_OPTIONS = {a.name: a.default for a in LAUNCHER_ARGS if a.where == "pixels"}
+STRING_KEYS = frozenset(a.name for a in LAUNCHER_ARGS if a.kind == "str")
+RUN_KEYS = [a.name for a in LAUNCHER_ARGS if a.where == "run"]
+
+
+def launcher_help() -> str:
+    """The launcher's own flags, one line each, for ``--help`` after ``sac()``'s
+    docstring."""
+    return "\n".join(f"    {a.help}" for a in LAUNCHER_ARGS)

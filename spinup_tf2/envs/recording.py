@@ -1,0 +1,265 @@
+"""How a run's environment was made, and making it again (and first: ``env_fn()``, checked).
+
+A run records its training environment in config.json: ``env_name`` (the registered id)
+and ``env_spec``, gymnasium's ``EnvSpec`` as JSON, which holds the ``gym.make`` arguments
+and every wrapper with its arguments (``additional_wrappers``). ``test_policy``, videos and
+``load_policy_and_env`` rebuild the environment from it, so a policy is replayed on the
+environment it was trained on, not on a bare one. What cannot be recorded (an environment
+not made by ``gym.make``, a wrapper whose arguments are a function) is said once, at the
+start of training, and again by a replay, which then offers the pickled environment.
+
+A recorded environment is named to the rest of the package by one string, its *ref*: the
+spec's JSON when there is one, else the registered id.
+"""
+
+from __future__ import annotations
+
+import json
+import os.path as osp
+
+import gymnasium as gym
+from gymnasium.error import DependencyNotInstalled
+
+from spinup_tf2 import rundir
+from spinup_tf2.envs.pixels import PIXEL_WRAPPER, pixel_options
+from spinup_tf2.envs.platform import quiet_mujoco
+from spinup_tf2.envs.tasks import ensure_registered
+from spinup_tf2.errors import SpinupError
+
+# Where wrappers a run directory may name without being trusted come from.
+TRUSTED_WRAPPER_MODULE = "gymnasium.wrappers."
+# Wrappers whose statistics change what the policy sees (or the returns), by attribute.
+_RUNNING_STATS = ("obs_rms", "return_rms")
+STATE_KEY = "spinup_tf2_wrapper_state"  # in a ref: the statistics to put back
+
+
+def record(env) -> tuple[dict | None, str | None]:
+    """``(spec, None)``: ``env``'s EnvSpec as a JSON-ready dict, wrappers included; or
+    ``(None, why)`` when it cannot be recorded so that ``gym.make`` rebuilds it."""
+    spec = env.spec
+    if spec is None:
+        return None, (f"{type(env.unwrapped).__name__} was not made by gymnasium.make, so "
+                      f"it has no EnvSpec")
+    for wrapper in spec.additional_wrappers:
+        if wrapper.kwargs is None:
+            return None, (f"the wrapper {wrapper.name} does not record its arguments (it "
+                          f"does not inherit gymnasium.utils.RecordConstructorArgs)")
+    try:
+        spec = json.loads(spec.to_json())
+    except (TypeError, ValueError) as err:
+        names = ", ".join(w.name for w in spec.additional_wrappers) or spec.id
+        return None, (f"the arguments of {names} cannot be written as JSON ({err}; a "
+                      f"function, such as TransformReward's, cannot)")
+    if pixel_options(spec.get("additional_wrappers")) is None:  # (a pixel task's rendering
+        (spec.get("kwargs") or {}).pop("render_mode", None)  # is the task) how it was watched
+    return spec, None
+
+
+def ref_of(config: dict) -> str | None:
+    """The ref of the environment config.json records: its spec as JSON, else its
+    registered id, else None."""
+    spec = config.get("env_spec")
+    if isinstance(spec, dict):
+        return json.dumps(spec)
+    name = config.get("env_name")
+    return name if isinstance(name, str) else None
+
+
+def describe(ref: str) -> str:
+    """A short name for messages: the id, with its wrappers."""
+    if not ref.startswith("{"):
+        return ref
+    spec = json.loads(ref)
+    wrappers = [w.get("name", "?") for w in spec.get("additional_wrappers") or []]
+    return f"{spec.get('id')}" + (f" with {', '.join(wrappers)}" if wrappers else "")
+
+
+def check_trusted(ref, where: str) -> None:
+    """A run directory is data, not code: the environment it names must be a registered
+    id made by its registered entry point, and its wrappers gymnasium's own. (An id such
+    as ``mod:Env-v0``, an entry point or a wrapper from another module, would import that
+    module and run its code.)"""
+
+    if not isinstance(ref, str) or not ref:
+        raise SpinupError(f"{where} names no environment to rebuild (env_name: {ref!r}).")
+    spec = json.loads(ref) if ref.startswith("{") else {"id": ref}
+    env_id = spec.get("id")
+    ensure_registered(env_id)
+    registered = gym.registry.get(env_id) if isinstance(env_id, str) else None
+    bad = None
+    if registered is None or ":" in env_id:
+        bad = (f"the environment {env_id!r}, which is not an id registered with gymnasium"
+               + (f" (the module {env_id.split(':')[0]})" if ":" in str(env_id) else ""))
+    elif "entry_point" in spec and spec["entry_point"] != registered.entry_point:
+        bad = (f"{env_id} made by {spec['entry_point']!r}, not by its registered entry point "
+               f"{registered.entry_point!r}")
+    else:
+        for wrapper in spec.get("additional_wrappers") or []:
+            entry = str(wrapper.get("entry_point"))
+            if not entry.startswith(TRUSTED_WRAPPER_MODULE) and entry != PIXEL_WRAPPER:
+                bad = f"the wrapper {wrapper.get('name')!r} from {entry!r}"
+                break
+    if bad:
+        raise SpinupError(
+            f"{where} names {bad}; making it could import and run code named by the run "
+            f"directory. Make the environment yourself and call run_policy(env, get_action) "
+            f"(docs/user/shipping.md), or, if you trust this run directory, add --trust_vars_pkl "
+            f"(trust_pickle=True).")
+
+
+def make_named(env_name: str, **env_kwargs):
+    """``gymnasium.make(env_name, **env_kwargs)``, after the registrations made on demand
+    (:func:`~spinup_tf2.envs.tasks.ensure_registered`): what ``--env NAME`` (with
+    ``--env_kwargs``) makes."""
+    ensure_registered(env_name)
+    quiet_mujoco()
+    return gym.make(env_name, **env_kwargs)
+
+
+def make(ref: str, render_mode: str | None = None):
+    """The environment ``ref`` names (see :func:`ref_of`), made by ``gym.make``, with the
+    statistics of its normalizing wrappers put back and frozen (see :func:`with_state`)."""
+    import gymnasium as gym
+    from gymnasium.envs.registration import EnvSpec
+
+    state = None
+    if ref.startswith("{"):
+        spec = json.loads(ref)
+        state = spec.pop(STATE_KEY, None)
+        ref = json.dumps(spec)
+    target = EnvSpec.from_json(ref) if ref.startswith("{") else ref
+    quiet_mujoco()
+    env = gym.make(target, render_mode=render_mode) if render_mode else gym.make(target)
+    if state:
+        set_wrapper_state(env, state)
+    return env
+
+
+def policy_action_space(env):
+    """The action space the policy acts in: ``env.action_space``, except that an unbounded
+    Box under gymnasium's ClipAction (which widens the space to (-inf, inf) and clips to
+    the inner bounds) gives the inner, bounded space: SAC's squashed actions stay inside
+    it, so the clip never changes them."""
+    import numpy as np
+    from gymnasium.spaces import Box
+    from gymnasium.wrappers import ClipAction
+
+    space = env.action_space
+    if isinstance(space, Box) and not np.all(np.isfinite(space.high)):
+        for layer in _chain(env):
+            if isinstance(layer, ClipAction):
+                return layer.env.action_space
+    return space
+
+
+def _chain(env):
+    while env is not None:
+        yield env
+        env = getattr(env, "env", None)
+
+
+def wrapper_state(env) -> list:
+    """The running statistics of ``env``'s normalizing wrappers (NormalizeObservation,
+    NormalizeReward), outermost first, as JSON-ready dicts; [] if it has none."""
+    state = []
+    for layer in _chain(env):
+        for attr in _RUNNING_STATS:
+            rms = layer.__dict__.get(attr)
+            if rms is not None:
+                state.append(dict(wrapper=type(layer).__name__, attr=attr,
+                                  mean=rms.mean.tolist(), var=rms.var.tolist(),
+                                  count=float(rms.count)))
+    return state
+
+
+def set_wrapper_state(env, state: list) -> None:
+    """Put :func:`wrapper_state`'s statistics back into the same wrappers of ``env``, and
+    stop them updating: a replay sees observations as the policy saw them at the end of
+    training."""
+    import numpy as np
+
+    layers = [(layer, attr) for layer in _chain(env) for attr in _RUNNING_STATS
+              if layer.__dict__.get(attr) is not None]
+    try:
+        for (layer, attr), saved in zip(layers, state, strict=True):
+            rms = getattr(layer, attr)
+            mean, var = (np.asarray(saved[k], dtype=rms.mean.dtype) for k in ("mean", "var"))
+            if mean.shape != rms.mean.shape or var.shape != rms.var.shape:
+                raise ValueError(f"shapes {mean.shape}, {var.shape} for {rms.mean.shape}")
+            rms.mean, rms.var, rms.count = mean, var, float(saved["count"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise SpinupError(f"The saved statistics of the environment's normalizing wrappers "
+                          f"({rundir.ENV_STATE}) do not fit it ({type(err).__name__}: {err}); "
+                          f"the file was altered, or comes from another run.") from None
+    freeze_stats(env)
+
+
+def freeze_stats(env) -> None:
+    """Stop ``env``'s normalizing wrappers updating their statistics (a replay of a trained
+    policy, whether rebuilt or unpickled, sees observations as training last did)."""
+    for layer in _chain(env):
+        if any(layer.__dict__.get(attr) is not None for attr in _RUNNING_STATS):
+            layer.update_running_mean = False
+
+
+def with_state(ref: str | None, state: list):
+    """``ref`` carrying the wrapper statistics ``state``, which :func:`make` puts back."""
+    if not state or ref is None or not ref.startswith("{"):
+        return ref
+    return json.dumps(dict(json.loads(ref), **{STATE_KEY: state}))
+
+
+def save_state(run_dir: str | None, env) -> None:
+    """Write ``env``'s wrapper statistics to the run's env_state.json (nothing if it has
+    none), beside the policy saved with them."""
+    state = wrapper_state(env)
+    if run_dir is not None and state:
+        rundir.write_text(osp.join(run_dir, rundir.ENV_STATE), json.dumps(state))
+
+
+def read_state(run_dir: str) -> list:
+    """The wrapper statistics :func:`save_state` wrote, [] if none (or unreadable)."""
+    try:
+        with open(osp.join(run_dir, rundir.ENV_STATE)) as f:
+            state = json.load(f)
+    except (OSError, ValueError):
+        return []
+    return state if isinstance(state, list) else []
+
+
+def make_env(env_fn):
+    """``env_fn()``, checked to be an environment; one whose optional dependency (Box2D,
+    MuJoCo, ...) is missing is a :class:`SpinupError` saying what to install."""
+    quiet_mujoco()  # gymnasium's -v5 model files make MuJoCo warn at every make
+    try:
+        env = env_fn()
+    except DependencyNotInstalled as err:
+        raise SpinupError(f"The environment could not be made: a package it needs is not "
+                          f"installed ({err}). Nothing was written; install it and run "
+                          f"again.") from None
+    from gymnasium.vector import VectorEnv
+
+    if isinstance(env, VectorEnv):
+        env.close()
+        raise SpinupError(f"env_fn returned a vector environment ({type(env).__name__} of "
+                          f"{env.num_envs}); env_fn must make one environment, and sac() "
+                          f"makes the copies itself. Return gymnasium.make(...), not make_vec, "
+                          f"and give num_envs={env.num_envs} (--num_envs {env.num_envs}; "
+                          f"vector_mode='async' for copies in their own processes). Nothing "
+                          f"was written.")
+    missing = [k for k in ("observation_space", "action_space", "reset", "step")
+               if not hasattr(env, k)]
+    if missing:
+        raise SpinupError(f"env_fn returned {env!r}, which is not a gymnasium environment (it "
+                          f"has no {', '.join(missing)}). env_fn must return a new environment "
+                          f"on each call, e.g. lambda: gymnasium.make('Pendulum-v1'). Nothing "
+                          f"was written.")
+    if getattr(env, "render_mode", None) == "human":
+        env.close()
+        raise SpinupError("env_fn made an environment with render_mode='human': it would draw a "
+                          "window at every training step, in the process that runs "
+                          "TensorFlow, where a window that cannot open crashes the run. Make "
+                          "it without render_mode; watch the trained policy with test_policy "
+                          "(which renders in its own process), or record videos during "
+                          "training with --video_freq N. Nothing was written.")
+    return env
