@@ -3,6 +3,7 @@
     python benchmarks/race.py                              # HalfCheetah-v5, every peer, 3 rounds
     python benchmarks/race.py --env Hopper-v5 --peers sbx --rounds 5
     python benchmarks/race.py --pixels                     # SAC from pixels against SB3's CnnPolicy
+    python benchmarks/race.py --peers checkout --checkout ../base   # against another checkout
 
 Each round times every peer once, each followed by spinup_tf2 (so a machine
 that slows down or speeds up during the race affects both sides alike), with
@@ -25,6 +26,10 @@ SB3 and SBX are timed by ``benchmarks/peers/peer_speed.py``, TF-Agents by
 ``benchmarks/peers/tfagents_speed.py``, spinup_tf2 by ``benchmarks/speed.py`` (same
 figures, same settings; see their docstrings).
 Every JSON line measured is also written to ``--out`` if given.
+
+``--peers checkout --checkout DIR`` races another checkout of spinup_tf2 (say, a git
+worktree of the last release, to show that a refactor kept the speed): its own
+``benchmarks/speed.py`` on its own code, with this Python and the same flags.
 
 ``--pixels`` races SAC from pixels (default env Pendulum-v1 as ``--pixels`` makes it:
 84x84 RGB, 3 frames, action repeat 8; batch 128; updates from step 200, steps 250-350
@@ -129,8 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--env", help="default HalfCheetah-v5, with --pixels Pendulum-v1")
-    p.add_argument("--peers", nargs="+", choices=sorted(PEER_PACKAGES),
+    p.add_argument("--peers", nargs="+", choices=sorted(PEER_PACKAGES) + ["checkout"],
                    default=["sb3", "sbx", "tfagents"])
+    p.add_argument("--checkout", help="the other spinup_tf2 checkout of --peers checkout")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--total", type=int, help="default 8000, with --pixels 350")
     p.add_argument("--measure_from", type=int, help="default 2000, with --pixels 250")
@@ -151,18 +157,29 @@ def main(argv: list[str] | None = None) -> int:
         steps += ["--pixels", "--start", "200"]
         env["PYTHONPATH"] = osp.dirname(HERE)
     else:
-        pythons = {peer: peer_python(peer, a.venv_dir) for peer in a.peers}
+        if "checkout" in a.peers and not (a.checkout and osp.isfile(
+                osp.join(a.checkout, "benchmarks", "speed.py"))):
+            sys.exit(f"race.py: --peers checkout needs --checkout DIR, a spinup_tf2 checkout "
+                     f"with benchmarks/speed.py; got {a.checkout!r}.")
+        pythons = {peer: sys.executable if peer == "checkout" else peer_python(peer, a.venv_dir)
+                   for peer in a.peers}
     ours_cmd = [sys.executable, osp.join(HERE, "speed.py"), *steps, "--json"]
     results: dict[str, list[dict]] = {who: [] for who in [*a.peers, "ours"]}
     print(f"Racing on {cpu_summary()}: {a.env}{' from pixels' if a.pixels else ''}, "
           f"{a.rounds} rounds, steps {a.measure_from}-{a.total} timed.", flush=True)
     for r in range(1, a.rounds + 1):
         for peer in a.peers:
-            script, *impl = (["peer_speed.py", "sb3", *PIXEL_PEERS[peer]] if a.pixels
-                             else PEER_SCRIPT[peer])
-            peer_cmd = [pythons[peer], osp.join(HERE, "peers", script), *impl, *steps]
-            for who, cmd in ((peer, peer_cmd), ("ours", ours_cmd)):
-                row = time_one(cmd, env)
+            peer_env = env
+            if peer == "checkout":  # the other checkout's own speed.py, on its own code
+                peer_cmd = [sys.executable, osp.join(a.checkout, "benchmarks", "speed.py"),
+                            *steps, "--json"]
+                peer_env = dict(env, PYTHONPATH=osp.abspath(a.checkout))
+            else:
+                script, *impl = (["peer_speed.py", "sb3", *PIXEL_PEERS[peer]] if a.pixels
+                                 else PEER_SCRIPT[peer])
+                peer_cmd = [pythons[peer], osp.join(HERE, "peers", script), *impl, *steps]
+            for who, cmd, cmd_env in ((peer, peer_cmd, peer_env), ("ours", ours_cmd, env)):
+                row = time_one(cmd, cmd_env)
                 results[who].append(row)
                 print(f"round {r}  {who:5} " + "  ".join(f"{k} {row[k]:7.1f}" for k in FIGURES),
                       flush=True)

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 from helpers import CLI_TINY, assert_clean_error, cli, like_a_terminal
 
+pytestmark = pytest.mark.processes  # every test here launches the command line
+
 # ------------------------------------------------------------------------------- Ctrl-C
 
 

@@ -14,6 +14,9 @@ from spinup_tf2 import sac
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.utils.test_policy import load_policy_and_env, run_policy
 
+# Videos render in a process of their own, and ffmpeg writes them.
+pytestmark = pytest.mark.processes
+
 NO_DISPLAY = {"DISPLAY": "", "WAYLAND_DISPLAY": ""}
 
 
