@@ -24,6 +24,31 @@ def actor_critics(seed=0, hidden_sizes=(32, 32), env_name="Pendulum-v1"):
                                        env.action_space, dict(hidden_sizes=hidden_sizes))
 
 
+def run_tiny(out, env_fn=None, **kwargs):
+    """A TINY SAC run (one epoch unless ``epochs`` is given) of ``env_fn`` (Pendulum-v1 by
+    default) into ``out``; ``kwargs`` are sac()'s (over TINY's), ``logger_kwargs`` included.
+    Returns ``out`` as a string: the tests' shared tiny run."""
+    import gymnasium as gym
+
+    from spinup_tf2 import sac
+
+    kw = dict(TINY, epochs=1)
+    kw.update((k, v) for k, v in kwargs.items() if k != "logger_kwargs")
+    sac(env_fn or (lambda: gym.make("Pendulum-v1")), **kw,
+        logger_kwargs=dict(kwargs.get("logger_kwargs") or {}, output_dir=str(out)))
+    return str(out)
+
+
+def straight_and_resumed(tmp_path, epochs=2, stop_after=1, env_fn=None, **kwargs):
+    """``(rows(straight), rows(resumed))``: a run of ``epochs`` epochs, and the same run
+    stopped after ``stop_after`` epochs then resumed to ``epochs`` (:func:`run_tiny`, in
+    ``tmp_path/straight`` and ``tmp_path/resumed``). Exact resume makes them equal."""
+    straight = run_tiny(tmp_path / "straight", env_fn, epochs=epochs, **kwargs)
+    resumed = run_tiny(tmp_path / "resumed", env_fn, epochs=stop_after, **kwargs)
+    run_tiny(resumed, env_fn, epochs=epochs, resume=True, **kwargs)
+    return rows(straight), rows(resumed)
+
+
 def read_progress(run_dir):
     """``(header, rows)``: the column names and one dict per row, values as strings."""
     with open(os.path.join(run_dir, "progress.txt")) as f:

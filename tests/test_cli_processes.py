@@ -140,6 +140,11 @@ def test_nan_stop_is_a_message_not_a_traceback(tmp_path):
               "--steps_per_epoch", "300", "--start_steps", "100", "--update_after", "100",
               "--num_test_episodes", "1", "--hid", "[8]", "--data_dir", str(tmp_path))
     assert_clean_error(res, "Error: ", "non-finite values in LossPi")
+    assert res.returncode == 1  # the non-finite stop's own exit code (bad input is 2)
+    run = tmp_path / "nan" / "nan_s0"
+    assert json.loads((run / "config.json").read_text())["lr"] == 1e30
+    lines = (run / "progress.txt").read_text().splitlines()  # nothing half written
+    assert all(len(ln.split("\t")) == len(lines[0].split("\t")) for ln in lines)
 
 
 @pytest.mark.slow  # two sweeps of two runs each

@@ -86,9 +86,17 @@ def test_actions_in_bounds_and_deterministic_is_tanh_mu(pendulum_ac):
 
 
 def test_q_functions_squeeze_to_batch(pendulum_ac):
+    """Q(s, a) is the network on concat(s, a), one value per row, squeezed to (batch,)."""
     ac, _ = pendulum_ac
-    q = ac.q1(tf.zeros((7, 3)), tf.zeros((7, 1)))
+    rng = np.random.default_rng(0)
+    obs, act = rng.normal(size=(7, 3)).astype(np.float32), rng.normal(size=(7, 1)).astype(
+        np.float32)
+    q = ac.q1(obs, act)
     assert q.shape == (7,)
+    np.testing.assert_allclose(q.numpy(), ac.q1.q(np.concatenate([obs, act], -1)).numpy()[:, 0],
+                               rtol=1e-6)
+    assert len(set(np.round(q.numpy(), 6))) == 7  # each row its own value
+    assert not np.allclose(q.numpy(), ac.q2(obs, act).numpy())  # the critics differ
 
 
 @pytest.mark.parametrize("activation", [tf.nn.relu, tf.nn.tanh, tf.nn.elu])

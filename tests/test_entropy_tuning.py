@@ -6,7 +6,7 @@ import os
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import TINY, rows
+from helpers import rows, run_tiny
 
 from spinup_tf2 import sac
 from spinup_tf2.algos.sac import core, fast_path
@@ -46,8 +46,7 @@ def test_alpha_rises_when_entropy_is_below_target_and_falls_when_above():
 
 def test_auto_alpha_logs_columns_after_time(tmp_path):
     out = str(tmp_path / "auto")
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, alpha="auto_0.5", **TINY,
-        logger_kwargs=dict(output_dir=out))
+    run_tiny(out, epochs=2, alpha="auto_0.5")
     header, rs = rows(out)
     assert header[-3:] == ["Time", "Alpha", "LossAlpha"]
     assert len(header) == 30

@@ -120,9 +120,8 @@ def test_a_new_output_is_one_class_and_gets_every_row(tmp_path):
     """logger_kwargs=dict(outputs=[...]): an Output subclass receives each row as progress.txt
     has it (columns in order, the row's index), from a real SAC run; a value that is not an
     Output is refused before anything is written."""
-    from helpers import TINY, read_progress
+    from helpers import read_progress, run_tiny
 
-    from spinup_tf2 import sac
     from spinup_tf2.errors import SpinupError
     from spinup_tf2.utils.logx import Output
 
@@ -135,13 +134,11 @@ def test_a_new_output_is_one_class_and_gets_every_row(tmp_path):
 
     rows = Rows()
     out = str(tmp_path / "run")
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **TINY,
-        logger_kwargs=dict(output_dir=out, outputs=[rows]))
+    run_tiny(out, epochs=2, logger_kwargs=dict(outputs=[rows]))
     header, written = read_progress(out)
     assert [i for i, _ in rows.rows] == [0, 1]
     assert [list(r) for _, r in rows.rows] == [header, header]
     assert [{k: str(v) for k, v in r.items()} for _, r in rows.rows] == written
     with pytest.raises(SpinupError, match="outputs must be a list of logx.Output"):
-        sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY,
-            logger_kwargs=dict(output_dir=str(tmp_path / "bad"), outputs=[print]))
+        run_tiny(tmp_path / "bad", logger_kwargs=dict(outputs=[print]))
     assert not os.path.exists(tmp_path / "bad")

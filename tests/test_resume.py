@@ -12,7 +12,7 @@ import gymnasium as gym
 import keras
 import numpy as np
 import pytest
-from helpers import TINY, rows
+from helpers import TINY, rows, run_tiny, straight_and_resumed
 
 from spinup_tf2 import sac
 from spinup_tf2.errors import SpinupError
@@ -21,14 +21,7 @@ from spinup_tf2.errors import SpinupError
 # normalize_obs=True holds more state; the plain case runs with the slow tests.
 @pytest.mark.parametrize("normalize_obs", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_resume_after_finishing_two_epochs_equals_four_straight(tmp_path, normalize_obs):
-    straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
-    kw = dict(TINY, normalize_obs=normalize_obs)
-    sac(lambda: gym.make("Pendulum-v1"), epochs=4, **kw, logger_kwargs=dict(output_dir=straight))
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **kw, logger_kwargs=dict(output_dir=resumed))
-    sac(lambda: gym.make("Pendulum-v1"), epochs=4, resume=True, **kw,
-        logger_kwargs=dict(output_dir=resumed))
-    h1, r1 = rows(straight)
-    h2, r2 = rows(resumed)
+    (h1, r1), (h2, r2) = straight_and_resumed(tmp_path, 4, 2, normalize_obs=normalize_obs)
     assert h1 == h2 and len(r1) == len(r2) == 4
     assert r1 == r2
 
@@ -50,12 +43,9 @@ class LegacyRandomPendulum(gym.Wrapper):
 def test_an_env_with_a_legacy_random_state_resumes_exactly(tmp_path):
     """The checkpoint keeps and checks a RandomState's state too (episodes of 150 steps:
     the resumed run replays one in progress, then resets from the restored state)."""
-    straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
-    kw = dict(TINY, max_ep_len=150)
-    sac(LegacyRandomPendulum, epochs=3, **kw, logger_kwargs=dict(output_dir=straight))
-    sac(LegacyRandomPendulum, epochs=1, **kw, logger_kwargs=dict(output_dir=resumed))
-    sac(LegacyRandomPendulum, epochs=3, resume=True, **kw, logger_kwargs=dict(output_dir=resumed))
-    assert rows(straight) == rows(resumed) and len(rows(straight)[1]) == 3
+    straight, resumed = straight_and_resumed(tmp_path, 3, 1, LegacyRandomPendulum,
+                                             max_ep_len=150)
+    assert straight == resumed and len(straight[1]) == 3
 
 
 KILL_SCRIPT = """
@@ -107,10 +97,9 @@ def test_resume_errors(tmp_path):
         sac(lambda: gym.make("Pendulum-v1"), resume=True,
             logger_kwargs=dict(output_dir=str(tmp_path / "empty")))
     out = str(tmp_path / "run")
-    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY, logger_kwargs=dict(output_dir=out))
+    run_tiny(out, epochs=1)
     with pytest.raises(SpinupError) as err:
-        sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, lr=3e-4, gamma=0.9,
-            **TINY, logger_kwargs=dict(output_dir=out))
+        run_tiny(out, epochs=2, resume=True, lr=3e-4, gamma=0.9)
     assert "gamma: 0.99 there, 0.9 now" in str(err.value)
     assert "lr: 0.001 there, 0.0003 now" in str(err.value)
     _, r = rows(out)
@@ -123,14 +112,12 @@ def test_resume_without_a_checkpoint_says_the_command_that_works(tmp_path):
     import shutil
 
     out = str(tmp_path / "run")
-    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY, logger_kwargs=dict(output_dir=out))
+    run_tiny(out, epochs=1)
     shutil.rmtree(os.path.join(out, "train_state"))
     with pytest.raises(SpinupError, match="with --overwrite .* instead of --resume; that "
                                           "replaces its progress.txt of 1 epochs"):
-        sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **TINY,
-            logger_kwargs=dict(output_dir=out))
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, overwrite=True, **TINY,
-        logger_kwargs=dict(output_dir=out))
+        run_tiny(out, epochs=2, resume=True)
+    run_tiny(out, epochs=2, overwrite=True)
     assert len(rows(out)[1]) == 2
 
 
@@ -188,10 +175,9 @@ def test_checkpoint_of_another_progress_txt_is_never_resumed(tmp_path):
 
 def test_resumed_run_says_where_it_continues(tmp_path, capsys):
     out = str(tmp_path / "run")
-    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY, logger_kwargs=dict(output_dir=out))
+    run_tiny(out, epochs=1)
     capsys.readouterr()
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **TINY,
-        logger_kwargs=dict(output_dir=out))
+    run_tiny(out, epochs=2, resume=True)
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Resuming")]
     assert lines == [f"Resuming the run in {out} after epoch 1 (env step 400)."]
 
@@ -210,8 +196,7 @@ STATE_EDITS = {  # state.json that parses but holds what the loop cannot use
                                     "truncate state.json", *STATE_EDITS])
 def test_damaged_checkpoint_is_refused_before_anything_is_written(tmp_path, damage):
     out = tmp_path / "run"
-    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY,
-        logger_kwargs=dict(output_dir=str(out)))
+    run_tiny(out, epochs=1)
     if damage in STATE_EDITS:
         path = out / "train_state" / "state.json"
         path.write_text(json.dumps(STATE_EDITS[damage](json.loads(path.read_text()))))
@@ -225,8 +210,7 @@ def test_damaged_checkpoint_is_refused_before_anything_is_written(tmp_path, dama
             path.write_bytes(data[:mid] + bytes([data[mid] ^ 0xFF]) + data[mid + 1:])
     before = {f: (out / f).read_bytes() for f in ("progress.txt", "config.json")}
     with pytest.raises(SpinupError) as err:
-        sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **TINY,
-            logger_kwargs=dict(output_dir=str(out)))
+        run_tiny(out, epochs=2, resume=True)
     assert "is damaged and cannot be read" in str(err.value)
     assert "Nothing was written" in str(err.value) and "--overwrite" in str(err.value)
     assert {f: (out / f).read_bytes() for f in before} == before
@@ -276,16 +260,12 @@ def test_non_trainable_state_resumes_exactly(tmp_path):
     checkpoint by name and comes back: the resumed run equals the straight one. (Release
     0.2 kept only trainable variables: the statistic restarted from its initial value and
     the resumed rows differed.)"""
-    straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
-    kw = dict(TINY, actor_critic=centered_actor_critic)
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **kw, logger_kwargs=dict(output_dir=straight))
-    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **kw, logger_kwargs=dict(output_dir=resumed))
-    with np.load(os.path.join(resumed, "train_state", "arrays.npz")) as arrays:
+    stopped = run_tiny(tmp_path / "stopped", actor_critic=centered_actor_critic)
+    with np.load(os.path.join(stopped, "train_state", "arrays.npz")) as arrays:
         for model in ("ac/q1", "ac/q2", "ac_targ/q1"):
             assert np.abs(arrays[f"var:{model}/center/mean"]).max() > 1e-3  # it moved
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **kw,
-        logger_kwargs=dict(output_dir=resumed))
-    assert rows(straight) == rows(resumed) and len(rows(straight)[1]) == 2
+    straight, resumed = straight_and_resumed(tmp_path, actor_critic=centered_actor_critic)
+    assert straight == resumed and len(straight[1]) == 2
 
 
 def test_variable_names_do_not_depend_on_what_the_process_made_before():

@@ -10,7 +10,7 @@ import helpers
 import joblib
 import numpy as np
 import pytest
-from helpers import read_progress, rows
+from helpers import read_progress, rows, run_tiny
 
 from spinup_tf2 import sac
 
@@ -26,8 +26,7 @@ TINY = dict(helpers.TINY, epochs=3)
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("runs") / "tiny_s0")
-    sac(lambda: gym.make("Pendulum-v1"), seed=0, **TINY,
-        logger_kwargs=dict(output_dir=out, exp_name="tiny"))
+    run_tiny(out, seed=0, epochs=3, logger_kwargs=dict(exp_name="tiny"))
     return out
 
 
@@ -84,9 +83,8 @@ def test_saved_model_runs_standalone(tiny_run):
 def test_same_seed_same_numbers_other_seed_other_numbers(tiny_run, tmp_path):
     again, other = str(tmp_path / "again"), str(tmp_path / "other")
     # A numpy integer is the same seed (Keras refused one after config.json was written).
-    sac(lambda: gym.make("Pendulum-v1"), seed=np.int64(0), **TINY,
-        logger_kwargs=dict(output_dir=again))
-    sac(lambda: gym.make("Pendulum-v1"), seed=1, **TINY, logger_kwargs=dict(output_dir=other))
+    run_tiny(again, seed=np.int64(0), epochs=3)
+    run_tiny(other, seed=1, epochs=3)
     first, second, third = rows(tiny_run), rows(again), rows(other)
     assert len(first[1]) == 3 and first == second  # every row and column but Time
     # Another seed gives other numbers in every epoch that learned (epoch 1 has updates).

@@ -146,9 +146,14 @@ def test_bad_arguments_are_named(name, value, words):
     assert words in str(err.value) and name in str(err.value)
 
 
-def test_good_arguments_pass():
-    check_sac_args(GOOD)
-    check_sac_args({**GOOD, "steps_per_epoch": 1001, "update_after": 1000})
+def test_good_arguments_pass_and_give_alpha_as_sac_reads_it():
+    """Good arguments pass, and the check returns alpha as sac() uses it: a fixed alpha and
+    no tuner, or the initial alpha and the tuner's (initial alpha, target entropy)."""
+    assert check_sac_args(GOOD) == (0.2, None)
+    assert check_sac_args({**GOOD, "steps_per_epoch": 1001, "update_after": 1000}) == (0.2, None)
+    assert check_sac_args({**GOOD, "alpha": "auto"}) == (1.0, (1.0, None))
+    assert check_sac_args({**GOOD, "alpha": "auto_0.1", "target_entropy": -3}) == (
+        0.1, (0.1, -3.0))
 
 
 def test_bad_spaces_rejected_before_any_output(tmp_path):

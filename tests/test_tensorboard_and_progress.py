@@ -6,7 +6,7 @@ import sys
 
 import gymnasium as gym
 import pytest
-from helpers import TINY, rows
+from helpers import rows, run_tiny
 
 from spinup_tf2 import sac
 
@@ -15,8 +15,7 @@ def test_tensorboard_scalars_read_back(tmp_path):
     import tensorflow as tf
 
     out = str(tmp_path / "tb_run")
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **TINY,
-        logger_kwargs=dict(output_dir=out, tensorboard=True))
+    run_tiny(out, epochs=2, logger_kwargs=dict(tensorboard=True))
     seen = {}
     for path in tf.io.gfile.glob(os.path.join(out, "tb", "events.out.tfevents.*")):
         for event in tf.compat.v1.train.summary_iterator(path):
@@ -41,10 +40,6 @@ def test_tensorboard_name():
 
 def test_progress_bar_only_on_a_terminal(tmp_path, capfd):
     import pty
-
-    import gymnasium as gym
-
-    from spinup_tf2 import sac
 
     code = ("import gymnasium as gym\nfrom spinup_tf2 import sac\n"
             "sac(lambda: gym.make('Pendulum-v1'), epochs=1, steps_per_epoch=400, "

@@ -16,9 +16,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import TINY, rows
+from helpers import TINY, run_tiny, straight_and_resumed
 
-from spinup_tf2 import sac
 from spinup_tf2.algos.sac import core, variants
 from spinup_tf2.algos.sac.losses import SACLosses
 from spinup_tf2.errors import SpinupError
@@ -62,10 +61,9 @@ TriActorCritic.variant = TRI
 def test_a_variant_with_three_critics_and_a_policy_delay_trains_through_sac(tmp_path):
     """Its columns, export, checkpoint and optimizer steps follow the record; a resumed run
     (the delay's count restored by name) equals the straight one."""
-    straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
-    kw = dict(TINY, actor_critic=TriActorCritic, alpha="auto")
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **kw, logger_kwargs=dict(output_dir=straight))
-    header, r = rows(straight)
+    (header, r), resumed = straight_and_resumed(tmp_path, actor_critic=TriActorCritic,
+                                                alpha="auto")
+    straight = str(tmp_path / "straight")
     for key in ("AverageQ3Vals", "MaxQ3Vals", "LossQ3", "LossQ2", "Alpha"):
         assert key in header
     assert header.index("AverageQ3Vals") < header.index("AverageLogPi") < header.index(
@@ -87,10 +85,7 @@ def test_a_variant_with_three_critics_and_a_policy_delay_trains_through_sac(tmp_
     x, a = np.zeros((2, 3), np.float32), np.zeros((2, 1), np.float32)
     assert saved.signatures["q3"](x=x, a=a)["q"].shape == (2,)
 
-    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **kw, logger_kwargs=dict(output_dir=resumed))
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **kw,
-        logger_kwargs=dict(output_dir=resumed))
-    assert rows(resumed) == (header, r) and len(r) == 2
+    assert resumed == (header, r) and len(r) == 2
 
 
 def test_the_three_critic_update_is_its_formula():
@@ -165,17 +160,13 @@ JointActorCritic.variant = JOINT
 def test_a_variant_without_targets_in_training_mode_trains_and_resumes_exactly(tmp_path):
     """No target networks are built or saved; the critics' running moments move in training
     mode, are in the checkpoint by name, and come back on resume."""
-    straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
-    kw = dict(TINY, actor_critic=JointActorCritic)
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **kw, logger_kwargs=dict(output_dir=straight))
-    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **kw, logger_kwargs=dict(output_dir=resumed))
-    with np.load(os.path.join(resumed, "train_state", "arrays.npz")) as arrays:
+    straight_rows, resumed_rows = straight_and_resumed(tmp_path, actor_critic=JointActorCritic)
+    assert straight_rows == resumed_rows and len(straight_rows[1]) == 2
+    straight = str(tmp_path / "straight")
+    with np.load(os.path.join(straight, "train_state", "arrays.npz")) as arrays:
         assert not any(k.startswith("var:ac_targ") for k in arrays.files)
         moments = arrays["var:ac/q1/norm/moving_mean"]
         assert np.abs(moments).max() > 0.1  # moved from its initial zeros
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **kw,
-        logger_kwargs=dict(output_dir=resumed))
-    assert rows(straight) == rows(resumed) and len(rows(straight)[1]) == 2
     config = json.load(open(os.path.join(straight, "config.json")))
     assert config["actor_critic"] == "JointActorCritic"
 
@@ -217,8 +208,7 @@ def test_a_replay_buffer_handed_in_is_the_one_used(tmp_path):
             self.stored += 1
             super().store(*transition)
 
-    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **TINY, replay_buffer_class=CountingBuffer,
-        logger_kwargs=dict(output_dir=str(tmp_path / "run")))
+    run_tiny(tmp_path / "run", epochs=1, replay_buffer_class=CountingBuffer)
     assert len(made) == 1 and made[0].stored == TINY["steps_per_epoch"]
     with np.load(tmp_path / "run" / "train_state" / "arrays.npz") as arrays:
         assert int(arrays["buf_size"]) == TINY["steps_per_epoch"]

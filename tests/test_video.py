@@ -8,7 +8,7 @@ import sys
 import gymnasium as gym
 import imageio.v3 as iio
 import pytest
-from helpers import TINY, assert_clean_error, cli, rows
+from helpers import TINY, assert_clean_error, cli, rows, run_tiny
 
 from spinup_tf2 import sac
 from spinup_tf2.errors import SpinupError
@@ -138,8 +138,7 @@ def test_video_freq_flag_and_bad_values(tmp_path):
     assert sorted(os.listdir(tmp_path / "v" / "v_s0" / "videos")) == ["epoch_1.mp4"]
     assert "Video of epoch 1:" in res.stdout
     with pytest.raises(SpinupError, match="video_freq=-1"):
-        sac(lambda: gym.make("Pendulum-v1"), **TINY, video_freq=-1,
-            logger_kwargs=dict(output_dir=str(tmp_path / "bad")))
+        run_tiny(tmp_path / "bad", video_freq=-1)
     # The launcher refuses it before anything launches (no experiment process, no directory).
     res = cli("sac", "--env", "Pendulum-v1", "--exp_name", "w", "--data_dir", str(tmp_path),
               "--video_freq", "1.5")
@@ -147,8 +146,7 @@ def test_video_freq_flag_and_bad_values(tmp_path):
     assert "Running experiment" not in res.stdout and not (tmp_path / "w").exists()
     # 0.1's spelling, logger_kwargs=dict(video_freq=...), still works, with a note.
     with pytest.raises(SpinupError, match="video_freq=-2"):
-        sac(lambda: gym.make("Pendulum-v1"), **TINY,
-            logger_kwargs=dict(output_dir=str(tmp_path / "bad"), video_freq=-2))
+        run_tiny(tmp_path / "bad", video_freq=-2)
 
 
 @pytest.mark.slow  # 150 rendered MuJoCo steps; the default MP4 test renders MuJoCo too
