@@ -6,6 +6,7 @@ import pytest
 
 
 @pytest.mark.slow
+@pytest.mark.processes  # a Jupyter kernel runs the notebook
 def test_quickstart_notebook_runs_end_to_end():
     """The notebook, executed through a real Jupyter kernel."""
     import nbformat

@@ -38,7 +38,8 @@ def buffer_of(run_dir):
         return {k: arrays[k] for k in ("buf_obs", "buf_obs2", "buf_rew", "buf_done")}
 
 
-@pytest.mark.parametrize("mode", ["sync", pytest.param("async", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("mode", ["sync", pytest.param("async", marks=[pytest.mark.slow,
+                                                               pytest.mark.processes])])
 def test_every_transition_lies_within_one_episode(tmp_path, mode):
     out = tmp_path / mode
     sac(Steps, **TINY, num_envs=3, vector_mode=mode, logger_kwargs=dict(output_dir=str(out)))
