@@ -178,7 +178,8 @@ def test_sac_picks_the_record_of_the_actor_critic_and_the_spaces():
     image = gym.spaces.Box(0, 255, (16, 16, 3), np.uint8)
     discrete = gym.spaces.Discrete(3)
     def pick(actor_critic, observation_space, action_space):
-        return variants.pick_variant(actor_critic, {}, observation_space, action_space)
+        return variants.pick_variant(actor_critic, {}, observation_space,
+                                     isinstance(action_space, gym.spaces.Discrete))
     assert pick(core.MLPActorCritic, box, box) == (variants.MLP, core.MLPActorCritic)
     assert pick(core.MLPActorCritic, box, discrete) == (variants.DISCRETE,
                                                         core.DiscreteMLPActorCritic)

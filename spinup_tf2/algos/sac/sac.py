@@ -37,11 +37,9 @@ from spinup_tf2.algos.sac.fast_path import (
     make_update_block,
 )
 from spinup_tf2.algos.sac.losses import (  # noqa: F401 (SAC's math, as sac.py had it)
-    SACLosses,
     continuous_losses,
     discrete_losses,
     logged_keys,
-    losses_for,
 )
 from spinup_tf2.algos.sac.variants import MLP, Variant, pick_variant, variant_of
 from spinup_tf2.envs import ReplayableEpisodes, VectorEpisodes
@@ -356,8 +354,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     env, test_env = envs.make_env(env_fn), envs.make_env(env_fn)
     discrete, obs_dim, act_dim, n_noise = check_spaces(
         env.observation_space, envs.policy_action_space(env), normalize_obs)
-    variant, actor_critic = pick_variant(  # the kind of agent: what is built below follows it
-        actor_critic, ac_kwargs, env.observation_space, envs.policy_action_space(env))
+    variant, actor_critic = pick_variant(actor_critic, ac_kwargs, env.observation_space, discrete)
     config["actor_critic"] = actor_critic
     unrecorded = record_env(config, env)
     videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded)

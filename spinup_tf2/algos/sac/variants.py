@@ -18,8 +18,6 @@ import functools
 from dataclasses import dataclass
 from typing import Callable
 
-from gymnasium import spaces
-
 from spinup_tf2.algos.sac import core, pixels, recurrent
 from spinup_tf2.algos.sac.agent import MLPAgent
 from spinup_tf2.algos.sac.buffers import ReplayBuffer
@@ -132,18 +130,18 @@ def variant_of(ac) -> Variant:
     return DISCRETE if getattr(ac, "discrete", False) else MLP
 
 
-def pick_variant(actor_critic, ac_kwargs: dict, observation_space, action_space) -> tuple:
-    """``(variant, actor_critic)``: the record for this actor-critic and these spaces, and
-    the actor-critic to build, after checking that it takes ``ac_kwargs``.
+def pick_variant(actor_critic, ac_kwargs: dict, observation_space, discrete: bool) -> tuple:
+    """``(variant, actor_critic)``: the record for this actor-critic, these observations and
+    actions (``discrete``: a Discrete action space), and the actor-critic to build, after
+    checking that it takes ``ac_kwargs``: what everything ``sac()`` builds follows.
 
     ``actor_critic`` may be a record's name (``'recurrent'``: its actor-critic). An
     actor-critic whose class names a record (``variant = 'recurrent'``, or a
     :class:`Variant`) gets it; the default one gets ``pixels`` on image observations
     (then :class:`~spinup_tf2.algos.sac.pixels.PixelActorCritic`) and ``discrete`` on a
     Discrete action space (:class:`~spinup_tf2.algos.sac.core.DiscreteMLPActorCritic`);
-    any other gets ``discrete`` or ``mlp`` by its action space."""
+    any other gets ``discrete`` or ``mlp`` by ``discrete``."""
     images = is_image_space(observation_space)
-    discrete = isinstance(action_space, spaces.Discrete)
     if isinstance(actor_critic, str):
         if actor_critic not in VARIANTS:
             raise SpinupError(f"sac() got actor_critic={actor_critic!r}, which names no "
