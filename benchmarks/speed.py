@@ -1,4 +1,4 @@
-"""Time spinup_tf2's SAC the way benchmarks/peers/peer_speed.py times its peers.
+"""Time spinup_tf2's SAC the way benchmarks/timing/peers/peer_speed.py times its peers.
 
     python benchmarks/speed.py --env HalfCheetah-v5 --total 8000 --measure_from 2000 [--json]
     python benchmarks/speed.py --env Pendulum-P-v1 --recurrent      # recurrent SAC's defaults
@@ -23,7 +23,7 @@ env, storing, updating) from --measure_from to --total.
 
 --pixels: the env as ``--pixels`` makes it (84x84 RGB, 3 frames, ``--action_repeat`` 8,
 rendered in its own process), the pixel actor-critic with its defaults (DrQ's),
-batch ``--batch_size`` (128); benchmarks/peers/peer_speed.py ``--pixels`` is its peer.
+batch ``--batch_size`` (128); benchmarks/timing/peers/peer_speed.py ``--pixels`` is its peer.
 """
 
 import argparse

@@ -97,12 +97,32 @@ def test_the_examples_of_a_page_run_in_order(page, tmp_path):
                 (REPO / "benchmarks" / table).read_text(), f"benchmarks/{table} is stale"
 
 
-@pytest.mark.parametrize("marker,name", [("learning-table", "learning_table.md"),
-                                         ("time-to-score", "time_to_score_table.md"),
-                                         ("dmc-table", "dmc_table.md")])
+@pytest.mark.parametrize("marker,name", [("headline", "headline.md"),
+                                         ("learning-table", "learning/learning_table.md"),
+                                         ("time-to-score", "timing/time_to_score_table.md"),
+                                         ("dmc-table", "learning/dmc_table.md")])
 def test_readme_tables_are_the_files_their_scripts_write(marker, name):
     """README's tables are benchmarks/*.md as their scripts wrote them (which the Benchmarks
     page's test remakes from the bundled data)."""
-    readme = (REPO / "README.md").read_text()
-    table = readme.split(f"<!-- {marker} -->\n")[1].split(f"<!-- /{marker} -->")[0]
-    assert table == (REPO / "benchmarks" / name).read_text()
+    readmes = [REPO / "README.md"] + [REPO / "benchmarks" / "README.md"] * (marker == "headline")
+    for readme in readmes:
+        table = readme.read_text().split(f"<!-- {marker} -->\n")[1].split(f"<!-- /{marker} -->")[0]
+        assert table == (REPO / "benchmarks" / name).read_text(), readme
+
+
+def test_the_headline_speed_is_stated_once():
+    """benchmarks/headline.md is what its script makes of the race results, and README, the
+    introduction, the design page and the Benchmarks page show that file rather than typing
+    their own figures."""
+    sys.path.insert(0, str(REPO / "benchmarks" / "timing"))
+    try:
+        import headline
+    finally:
+        sys.path.pop(0)
+    assert (REPO / "benchmarks" / "headline.md").read_text() == \
+        headline.headline(headline.latest_races()), "python benchmarks/timing/headline.py is stale"
+    for page, prefix in (("user/introduction.md", "../../"), ("design.md", "../"),
+                         ("benchmarks.md", "../")):
+        text = (DOCS / page).read_text()
+        assert f"```{{include}} {prefix}benchmarks/headline.md" in text, page
+        assert not re.search(r"ours/SBX \d|\d\.\d+x SBX|SBX's (updates|speed)", text), page

@@ -26,7 +26,7 @@ def test_pendulum_learns_within_12k_steps(seed, tmp_path):
 @pytest.mark.slow
 def test_recurrent_sac_learns_position_only_pendulum_within_8k_steps(tmp_path):
     """Without the velocity a memoryless policy cannot swing up and balance Pendulum: the
-    bundled MLP runs on Pendulum-P-v1 (benchmarks/memory.py, 5 seeds) never test above -910
+    bundled MLP runs on Pendulum-P-v1 (benchmarks/learning/memory.py, 5 seeds) never test above -910
     in 50k steps, and are at -1230 to -1300 after 8k. The bundled recurrent runs, from 6k
     steps on, never test below -431. The bar, -650, lies between the two, so that a test
     epoch's usual swing passes and a policy that ignores its memory fails. Seed 0's curve
@@ -35,7 +35,7 @@ def test_recurrent_sac_learns_position_only_pendulum_within_8k_steps(tmp_path):
     from spinup_tf2.algos.sac.recurrent import RecurrentActorCritic
 
     out = str(tmp_path / "pendulum_p")
-    # The settings of the bundled runs (benchmarks/memory.py), stopped after 4 epochs.
+    # The settings of the bundled runs (benchmarks/learning/memory.py), stopped after 4 epochs.
     sac(lambda: gym.make("Pendulum-P-v1"), actor_critic=RecurrentActorCritic, seed=0,
         epochs=4, steps_per_epoch=2000, start_steps=2000, update_after=1000,
         logger_kwargs=dict(output_dir=out))

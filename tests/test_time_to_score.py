@@ -1,4 +1,4 @@
-"""benchmarks/time_to_score.py on hand-made curves and race results, worked out by hand."""
+"""benchmarks/timing/time_to_score.py on hand-made curves and race results, worked out by hand."""
 
 import json
 import os
@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+SCRIPT = osp.join(REPO, "benchmarks", "timing", "time_to_score.py")
 
 
 def write_run(data_dir, seed, offset):
@@ -36,7 +37,7 @@ def test_time_to_score_by_hand(tmp_path):
             ("ours", 510.0)]
     race.write_text("".join(json.dumps(dict(who=w, env_steps_per_s=v, updates_per_s=0.0)) + "\n"
                             for w, v in rows))
-    out = subprocess.run([sys.executable, osp.join(REPO, "benchmarks", "time_to_score.py"),
+    out = subprocess.run([sys.executable, SCRIPT,
                           str(race), "--data_dir", str(data)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -52,7 +53,7 @@ def test_time_to_score_never_reached(tmp_path):
     write_run(str(data), 0, -40_000.0)
     race = tmp_path / "race.jsonl"
     race.write_text(json.dumps(dict(who="ours", env_steps_per_s=500.0)) + "\n")
-    out = subprocess.run([sys.executable, osp.join(REPO, "benchmarks", "time_to_score.py"),
+    out = subprocess.run([sys.executable, SCRIPT,
                           str(race), "--data_dir", str(data)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 1

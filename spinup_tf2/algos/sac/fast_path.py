@@ -6,7 +6,7 @@ instead of a dozen small ops (:class:`Adam`, :func:`make_polyak_update`), a
 closed-form gradient instead of a second tape (:class:`EntropyTuner`), many
 updates in one compiled call (:func:`make_update_block`), and a numpy copy of
 the policy for acting (:class:`NumpyActor`). Each was measured to pay
-(``benchmarks/README.md``), and each is held against its plain formula in
+(``benchmarks/results/2026-11-25_notes.md``), and each is held against its plain formula in
 ``tests/test_fast_path.py``. ``sac.py`` calls them by name.
 """
 

@@ -1,11 +1,11 @@
 """Peak memory of SAC from pixels at 100k transitions: spinup_tf2 against SB3's CnnPolicy,
 and the size of spinup_tf2's checkpoint of that replay buffer.
 
-    python benchmarks/pixel_memory.py                      # both sides, 100,000 transitions
-    python benchmarks/pixel_memory.py --frames_from RUN    # checkpoint real frames of RUN
+    python benchmarks/timing/pixel_memory.py                      # both sides, 100,000 transitions
+    python benchmarks/timing/pixel_memory.py --frames_from RUN    # checkpoint real frames of RUN
 
 Each side runs in a fresh process of its own (SB3 in the "sb3" environment that
-``benchmarks/race.py`` builds): it builds its agent for 84x84 RGB frames stacked by 3
+``benchmarks/timing/race.py`` builds): it builds its agent for 84x84 RGB frames stacked by 3
 (Pendulum-v1 as ``--pixels`` makes it: the actor-critics of ``race.py --pixels``, SB3
 with its default encoder), fills its replay buffer with ``--transitions`` transitions
 (episodes of 125 steps, as DMC's at action repeat 8), runs 50 updates at batch 128, and
@@ -134,7 +134,7 @@ def main() -> int:
     sys.path.insert(0, HERE)
     from race import cpu_summary, peer_python
 
-    env = dict(os.environ, PYTHONPATH=osp.dirname(HERE), TF_CPP_MIN_LOG_LEVEL="3")
+    env = dict(os.environ, PYTHONPATH=osp.dirname(osp.dirname(HERE)), TF_CPP_MIN_LOG_LEVEL="3")
     extra = ["--frames_from", a.frames_from] if a.frames_from else []
     print(f"{cpu_summary()}; {a.transitions} transitions of 84x84x3 frames stacked by 3")
     for side, python in (("ours", sys.executable), ("sb3", peer_python("sb3", a.venv_dir))):

@@ -1,9 +1,9 @@
 """Race spinup_tf2's SAC against its peers on this machine, side by side.
 
-    python benchmarks/race.py                              # HalfCheetah-v5, every peer, 3 rounds
-    python benchmarks/race.py --env Hopper-v5 --peers sbx --rounds 5
-    python benchmarks/race.py --pixels                     # SAC from pixels against SB3's CnnPolicy
-    python benchmarks/race.py --peers checkout --checkout ../base   # against another checkout
+    python benchmarks/timing/race.py                          # HalfCheetah-v5, every peer, 3 rounds
+    python benchmarks/timing/race.py --env Hopper-v5 --peers sbx --rounds 5
+    python benchmarks/timing/race.py --pixels              # SAC from pixels against SB3's CnnPolicy
+    python benchmarks/timing/race.py --peers checkout --checkout ../base  # against another checkout
 
 Each round times every peer once, each followed by spinup_tf2 (so a machine
 that slows down or speeds up during the race affects both sides alike), with
@@ -22,8 +22,8 @@ The peers run in their own virtual environments, built from PyPI the first time
   ``tensorflow-cpu==2.15.1`` with Keras 2 and ``tensorflow-probability==0.23.0``, the
   versions it was released for; Python 3.11 at most), the TensorFlow peer.
 
-SB3 and SBX are timed by ``benchmarks/peers/peer_speed.py``, TF-Agents by
-``benchmarks/peers/tfagents_speed.py``, spinup_tf2 by ``benchmarks/speed.py`` (same
+SB3 and SBX are timed by ``benchmarks/timing/peers/peer_speed.py``, TF-Agents by
+``benchmarks/timing/peers/tfagents_speed.py``, spinup_tf2 by ``benchmarks/speed.py`` (same
 figures, same settings; see their docstrings).
 Every JSON line measured is also written to ``--out`` if given.
 
@@ -48,8 +48,11 @@ import platform
 import statistics
 import subprocess
 import sys
+from datetime import date
 
 HERE = osp.dirname(osp.abspath(__file__))
+SPEED = osp.join(osp.dirname(HERE), "speed.py")  # benchmarks/speed.py: the timed sac() loop
+REPO = osp.dirname(osp.dirname(HERE))
 FIGURES = ("updates_per_s", "env_steps_per_s")
 
 # What each peer's virtual environment holds. torch is pinned to a CPU build and
@@ -130,6 +133,25 @@ def cpu_summary() -> str:
     return f"{model}, {os.cpu_count()} logical CPUs, {' '.join(ext) or 'no AVX2'}"
 
 
+def read_race(path: str) -> tuple[dict, dict[str, list[dict]]]:
+    """A race file written by ``--out``: its machine record and each side's rows.
+
+    Returns:
+        (machine, rows): the first line's machine record (``{}`` where the file has none) and
+        the measured rows grouped by who ran them (``ours``, ``sb3``, ...), in file order.
+    """
+    machine, rows = {}, {}
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                row = json.loads(line)
+                if row["who"] == "machine":
+                    machine = row
+                else:
+                    rows.setdefault(row["who"], []).append(row)
+    return machine, rows
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -155,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         a.peers, sb3 = list(PIXEL_PEERS), peer_python("sb3", a.venv_dir)
         pythons = {peer: sb3 for peer in a.peers}
         steps += ["--pixels", "--start", "200"]
-        env["PYTHONPATH"] = osp.dirname(HERE)
+        env["PYTHONPATH"] = REPO
     else:
         if "checkout" in a.peers and not (a.checkout and osp.isfile(
                 osp.join(a.checkout, "benchmarks", "speed.py"))):
@@ -163,8 +185,12 @@ def main(argv: list[str] | None = None) -> int:
                      f"with benchmarks/speed.py; got {a.checkout!r}.")
         pythons = {peer: sys.executable if peer == "checkout" else peer_python(peer, a.venv_dir)
                    for peer in a.peers}
-    ours_cmd = [sys.executable, osp.join(HERE, "speed.py"), *steps, "--json"]
+    ours_cmd = [sys.executable, SPEED, *steps, "--json"]
     results: dict[str, list[dict]] = {who: [] for who in [*a.peers, "ours"]}
+    if a.out:  # the machine first: ratios differ between CPUs, so a result names its own
+        with open(a.out, "a") as f:
+            f.write(json.dumps({"who": "machine", "cpu": cpu_summary(), "env": a.env,
+                                "pixels": a.pixels, "date": date.today().isoformat()}) + "\n")
     print(f"Racing on {cpu_summary()}: {a.env}{' from pixels' if a.pixels else ''}, "
           f"{a.rounds} rounds, steps {a.measure_from}-{a.total} timed.", flush=True)
     for r in range(1, a.rounds + 1):

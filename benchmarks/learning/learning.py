@@ -3,10 +3,10 @@ Spinning Up's SAC benchmark (HalfCheetah, Hopper, Walker2d, Ant, Swimmer; their 
 versions with gymnasium's defaults), 350k steps (88 epochs of 4,000) for each seed:
 10 seeds (0, 10, ..., 90) on HalfCheetah and Hopper, 5 (0, ..., 40) on the others.
 
-    python benchmarks/learning.py                       # everything not yet done
-    python benchmarks/learning.py --env Hopper-v5 --seed 10
-    python benchmarks/learning.py --epochs 75 --dry_run # list what would run
-    python benchmarks/learning.py --suite dmc           # from pixels: pip install -e ".[dmc]"
+    python benchmarks/learning/learning.py                       # everything not yet done
+    python benchmarks/learning/learning.py --env Hopper-v5 --seed 10
+    python benchmarks/learning/learning.py --epochs 75 --dry_run # list what would run
+    python benchmarks/learning/learning.py --suite dmc        # from pixels: pip install -e ".[dmc]"
 
 ``--suite dmc`` is the pixel benchmark of issue 25, DeepMind Control from pixels as DrQ
 measured it (84x84, 3 frames, 100k environment frames): cartpole-swingup at action repeat 8
@@ -37,7 +37,7 @@ import sys
 
 os.environ.setdefault("SPINUP_TF2_WAIT_BEFORE_LAUNCH", "0")
 
-REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 BENCH_DIR = osp.join(REPO, "data", "benchmarks")
 ENVS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "Swimmer-v5"]
 SEEDS = [0, 10, 20, 30, 40]

@@ -1,4 +1,4 @@
-"""Time TF-Agents' SAC with Spinning Up's settings; run by ``benchmarks/race.py`` inside its
+"""Time TF-Agents' SAC with Spinning Up's settings; run by ``benchmarks/timing/race.py`` inside its
 own virtual environment (tf-agents 0.19.0, the last release, on TensorFlow 2.15 with Keras 2).
 
     python tfagents_speed.py --env HalfCheetah-v5 --total 8000 --measure_from 2000

@@ -1,6 +1,6 @@
 """Throughput of data-parallel SAC at N = 1 and N = 2 MPI processes.
 
-    python benchmarks/mpi_speed.py [--env HalfCheetah-v5] [--n 1 2] [--epochs 3]
+    python benchmarks/timing/mpi_speed.py [--env HalfCheetah-v5] [--n 1 2] [--epochs 3]
 
 Runs sac() with Spinning Up's settings (4,000 steps per epoch in total over the
 processes, no test episodes) under `mpirun -np N` and reports env steps per

@@ -1,7 +1,7 @@
 """Does num_envs pay? Environment steps per second of collection with N copies.
 
-    python benchmarks/vector_envs.py                  # N = 1, 2, 4; sync and async; 3 rounds
-    python benchmarks/vector_envs.py --step_ms 2 --steps 2000 --rounds 5
+    python benchmarks/timing/vector_envs.py                  # N = 1, 2, 4; sync and async; 3 rounds
+    python benchmarks/timing/vector_envs.py --step_ms 2 --steps 2000 --rounds 5
 
 Times :class:`spinup_tf2.envs.vector.VectorEpisodes`, the collector ``sac(num_envs=N)``
 uses, stepping a CPU-bound environment (Pendulum-v1 plus ``--step_ms`` of arithmetic per

@@ -1,8 +1,8 @@
 """Our MuJoCo learning curves against Spinning Up's published SAC curves.
 
-    python benchmarks/compare_curves.py            # figures + table from data/benchmarks/
-    python benchmarks/compare_curves.py DIR        # ... from DIR (a copy of the finished runs)
-    python benchmarks/compare_curves.py --suite dmc # DeepMind Control from pixels: table only
+    python benchmarks/learning/compare_curves.py          # figures + table from data/benchmarks/
+    python benchmarks/learning/compare_curves.py DIR      # ... from DIR (a copy of finished runs)
+    python benchmarks/learning/compare_curves.py --suite dmc   # DeepMind Control: table only
 
 Spinning Up's curves (``spinup_tf2/data/spinningup_sac_curves.csv``) are test
 returns every 10k steps, each seed smoothed over an 11-point window, then
@@ -10,11 +10,11 @@ averaged over 10 seeds. Our runs test every 4,000 steps, so each of our seeds is
 first interpolated to the same 10k-step points, then smoothed with the same
 11-point window (``plot.smooth_curve``, Spinning Up's edge-renormalised moving
 average), then averaged over seeds. Writes ``benchmarks/<env>_vs_spinningup.png``
-and ``benchmarks/learning_table.md``.
+and ``benchmarks/learning/learning_table.md``.
 
-``--suite dmc`` compares the pixel runs of ``benchmarks/learning.py --suite dmc`` at 100k
+``--suite dmc`` compares the pixel runs of ``benchmarks/learning/learning.py --suite dmc`` at 100k
 environment frames (the test return after the last epoch, 10 episodes, as DrQ measured it)
-with DrQ's Table 1, and writes ``benchmarks/dmc_table.md``.
+with DrQ's Table 1, and writes ``benchmarks/learning/dmc_table.md``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import sys
 import numpy as np
 import pandas as pd
 
-REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+HERE = osp.dirname(osp.abspath(__file__))
+REPO = osp.dirname(osp.dirname(HERE))
 # The five tasks of Spinning Up's SAC benchmark page (theirs are the -v3 versions).
 ENVS = {"HalfCheetah-v5": "halfcheetah", "Hopper-v5": "hopper", "Walker2d-v5": "walker2d",
         "Ant-v5": "ant", "Swimmer-v5": "swimmer"}
@@ -134,13 +135,13 @@ def main() -> int:
     data_dir = args.data_dir
     if args.suite == "dmc":
         text = dmc_table(data_dir)
-        with open(osp.join(REPO, "benchmarks", "dmc_table.md"), "w") as f:
+        with open(osp.join(HERE, "dmc_table.md"), "w") as f:
             f.write(text)
         print(text)
         return 0
     if not glob.glob(osp.join(data_dir, "sac-*", "*", "progress.txt")):
         print(f"No runs in {data_dir} (sac-<env>/<run>/progress.txt); nothing was written. "
-              f"Give the folder of benchmarks/learning.py's runs.", file=sys.stderr)
+              f"Give the folder of benchmarks/learning/learning.py's runs.", file=sys.stderr)
         return 2
     sns.set_theme(style="darkgrid", font_scale=1.2)
     table = ["| env | steps | spinup_tf2 (mean ± sd, seeds) | Spinning Up PyTorch | "
@@ -169,7 +170,7 @@ def main() -> int:
         ax.ticklabel_format(style="sci", axis="x", scilimits=(0, 0))
         ax.legend(loc="lower right", fontsize=10)
         fig.tight_layout()
-        png = osp.join(REPO, "benchmarks", f"{key}_vs_spinningup.png")
+        png = osp.join(HERE, f"{key}_vs_spinningup.png")
         fig.savefig(png, dpi=100)
         print(f"wrote {png}")
         for c in CHECKPOINTS:
@@ -192,7 +193,7 @@ def main() -> int:
                          + f"| {mean[i] - refs[0][0]:+.0f} (± {se:.0f}) "
                          + f"| {reading(mean[i] - refs[0][0], se)} |")
     text = "\n".join(table) + "\n"
-    with open(osp.join(REPO, "benchmarks", "learning_table.md"), "w") as f:
+    with open(osp.join(HERE, "learning_table.md"), "w") as f:
         f.write(text)
     print(text)
     return 0

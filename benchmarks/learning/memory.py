@@ -1,8 +1,8 @@
 """Does memory pay? Recurrent SAC against MLP SAC on position-only Pendulum (Pendulum-P-v1,
 the velocity removed), and MLP SAC on the full task (Pendulum-v1), 5 seeds x 50k steps.
 
-    python benchmarks/memory.py run      # the 15 runs (about 2 h on 2 cores), then the table
-    python benchmarks/memory.py          # the table and figure from the bundled runs
+    python benchmarks/learning/memory.py run    # the 15 runs (about 2 h on 2 cores), then the table
+    python benchmarks/learning/memory.py          # the table and figure from the bundled runs
 
 ``run`` launches two commands (``--parallel 2``), into data/benchmarks/:
 sac-pendulum-p-v1 (MLP, masked), sac-pendulum-p-v1_rec (recurrent, masked) and
@@ -10,10 +10,10 @@ sac-pendulum-v1 (MLP, full). Each run has 25 epochs of 2,000 steps, random actio
 first 2,000 and updates from step 1,000, Spinning Up's other defaults, and the recurrent
 actor-critic's defaults (GRU of 64, windows of 10 burn-in + 10 trained steps).
 
-The table (benchmarks/memory_table.md) gives the test return (10 test episodes per epoch),
+The table (benchmarks/learning/memory_table.md) gives the test return (10 test episodes per epoch),
 mean ± standard deviation over seeds, after 10k and 20k steps and over the last 10k
 (epochs 21-25, each seed's mean), and how much of the gap between the masked MLP and the
-full MLP the recurrent agent closes. The figure (benchmarks/pendulum_p_memory.png) is
+full MLP the recurrent agent closes. The figure (benchmarks/learning/pendulum_p_memory.png) is
 drawn by ``python -m spinup_tf2.run plot``, the command a user would type.
 """
 
@@ -27,7 +27,8 @@ import sys
 
 import numpy as np
 
-REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+HERE = osp.dirname(osp.abspath(__file__))
+REPO = osp.dirname(osp.dirname(HERE))
 BENCH = osp.join(REPO, "data", "benchmarks")
 GROUPS = [("MLP, position only (Pendulum-P-v1)", "sac-pendulum-p-v1"),
           ("recurrent, position only (Pendulum-P-v1)", "sac-pendulum-p-v1_rec"),
@@ -46,7 +47,7 @@ def returns(folder: str) -> np.ndarray:
     """AverageTestEpRet of each seed's run in ``data/benchmarks/<folder>/``, seeds x epochs."""
     runs = sorted(glob.glob(osp.join(BENCH, folder, "*", "progress.txt")))
     if not runs:
-        sys.exit(f"No runs in {osp.join(BENCH, folder)}: python benchmarks/memory.py run")
+        sys.exit(f"No runs in {osp.join(BENCH, folder)}: python benchmarks/learning/memory.py run")
     curves = []
     for path in runs:
         lines = open(path).read().splitlines()
@@ -89,13 +90,13 @@ def main() -> int:
         sys.exit(__doc__)
     text = table()
     print(text)
-    with open(osp.join(REPO, "benchmarks", "memory_table.md"), "w") as f:
+    with open(osp.join(HERE, "memory_table.md"), "w") as f:
         f.write(text + "\n")
     subprocess.run([sys.executable, "-m", "spinup_tf2.run", "plot",
                     *[osp.join(BENCH, folder, "") for _, folder in GROUPS],  # "/": no prefix
                     "--legend", *LEGEND, "--value", "AverageTestEpRet",
                     "--smooth", "3", "--savefig",
-                    osp.join(REPO, "benchmarks", "pendulum_p_memory.png")],
+                    osp.join(HERE, "pendulum_p_memory.png")],
                    check=True, env=dict(env, MPLBACKEND="Agg"))
     return 0
 

@@ -1,7 +1,7 @@
 """What memory costs: recurrent SAC's update block against the MLP's, side by side.
 
-    python benchmarks/recurrent_speed.py                      # Pendulum-P-v1, 3 rounds
-    python benchmarks/recurrent_speed.py --env HalfCheetah-v5 --rounds 5
+    python benchmarks/timing/recurrent_speed.py                      # Pendulum-P-v1, 3 rounds
+    python benchmarks/timing/recurrent_speed.py --env HalfCheetah-v5 --rounds 5
 
 Each round runs benchmarks/speed.py twice in fresh processes, MLP SAC then recurrent SAC
 (``--recurrent``: a GRU of 64 before each network's 256x256 MLP, windows of 10 burn-in + 10
@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import os.path as osp
 import statistics
 import sys
 
-from race import FIGURES, HERE, time_one  # benchmarks/race.py: the same timing, the same figures
+# benchmarks/timing/race.py: the same timing, the same figures
+from race import FIGURES, SPEED, time_one
 
 
 def speed(env: str, total: int, measure_from: int, recurrent: bool) -> dict:
     """One benchmarks/speed.py run in its own process; its JSON result."""
-    cmd = [sys.executable, osp.join(HERE, "speed.py"), "--env", env, "--total", str(total),
+    cmd = [sys.executable, SPEED, "--env", env, "--total", str(total),
            "--measure_from", str(measure_from), "--json"] + (["--recurrent"] if recurrent else [])
     return time_one(cmd, dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
 

@@ -1,7 +1,7 @@
 """What one compiled call per pixel update costs against one call for a block of updates.
 
-    python benchmarks/pixel_calls.py                        # 50 updates a block, 3 rounds
-    python benchmarks/pixel_calls.py --updates 20 --rounds 5
+    python benchmarks/timing/pixel_calls.py                        # 50 updates a block, 3 rounds
+    python benchmarks/timing/pixel_calls.py --updates 20 --rounds 5
 
 sac() runs a pixel actor-critic's updates one compiled call each (``run_updates``), where
 vector runs hand a whole block of ``update_every`` updates to one call: a compiled loop over

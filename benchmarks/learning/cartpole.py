@@ -1,7 +1,7 @@
 """Discrete-action SAC evidence: CartPole-v1 for 50k steps (10 epochs of 5,000), 2 seeds,
 Spinning Up's other defaults (alpha 0.2 fixed; pass --alpha auto to tune it).
 
-    python benchmarks/cartpole.py [--seed 0 1] [--alpha 0.2]
+    python benchmarks/learning/cartpole.py [--seed 0 1] [--alpha 0.2]
 
 Runs go to data/benchmarks/sac-cartpole-v1[-alpha-auto]/..._s<seed>/; the script prints, per
 seed, the test return of each epoch and the first step at which it reached 400. It refuses to
@@ -14,7 +14,7 @@ import os.path as osp
 import sys
 
 os.environ.setdefault("SPINUP_TF2_WAIT_BEFORE_LAUNCH", "0")
-REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 
 def main() -> int:

@@ -1,5 +1,5 @@
 """Time a peer's SAC (Stable-Baselines3 on PyTorch, or SBX on JAX) with Spinning Up's
-settings; run by ``benchmarks/race.py`` inside the peer's own virtual environment.
+settings; run by ``benchmarks/timing/race.py`` inside the peer's own virtual environment.
 
     python peer_speed.py {sb3,sbx} --env HalfCheetah-v5 --total 8000 --measure_from 2000
     python peer_speed.py sb3 --pixels --encoder drq --env Pendulum-v1   # see "Pixels" below

@@ -1,7 +1,7 @@
 """Wall-clock time for SAC to reach Spinning Up's 100k-step HalfCheetah score.
 
-    python benchmarks/race.py --out race.jsonl          # measure the three speeds first
-    python benchmarks/time_to_score.py race.jsonl [--env HalfCheetah-v5] [--data_dir DIR]
+    python benchmarks/timing/race.py --out race.jsonl          # measure the three speeds first
+    python benchmarks/timing/time_to_score.py race.jsonl [--env HalfCheetah-v5] [--data_dir DIR]
 
 The score is Spinning Up's own (PyTorch SAC, mean of 10 seeds, smoothed) at 100k
 env steps: about 6,000 on HalfCheetah. The number of env steps needed to reach it
@@ -18,7 +18,6 @@ everyone, since the peers evaluate differently.
 from __future__ import annotations
 
 import argparse
-import json
 import os.path as osp
 import statistics
 import sys
@@ -27,8 +26,9 @@ import numpy as np
 import pandas as pd
 
 HERE = osp.dirname(osp.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, osp.join(osp.dirname(HERE), "learning"))
 from compare_curves import ENVS, REPO, our_curves  # noqa: E402
+from race import read_race  # noqa: E402
 
 
 def steps_to_score(env: str, data_dir: str, score: float) -> tuple[int | None, int]:
@@ -61,11 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     if steps is None:
         print(f"Our {a.env} curve ({seeds} seeds) never reaches {score:.0f}.")
         return 1
-    with open(a.race) as f:
-        rows = [json.loads(line) for line in f if line.strip()]
-    speeds = {}
-    for row in rows:
-        speeds.setdefault(row["who"], []).append(row["env_steps_per_s"])
+    speeds = {who: [row["env_steps_per_s"] for row in rows]
+              for who, rows in read_race(a.race)[1].items()}
     print(f"{a.env}: Spinning Up's score at {a.at:,} steps is {score:,.0f}; our mean curve "
           f"({seeds} seeds) reaches it at {steps:,} env steps.\n")
     print("| who | env steps/s (median of rounds) | time to the score | time / ours' |")

@@ -1,6 +1,6 @@
 """What TensorFlow Probability would cost in the policy's log-probability.
 
-    python benchmarks/tfp_cost.py [--env HalfCheetah-v5] [--blocks 30] [--rounds 3]
+    python benchmarks/timing/tfp_cost.py [--env HalfCheetah-v5] [--blocks 30] [--rounds 3]
 
 The squashed Gaussian's log-probability written with TFP, as the design first
 planned: ``tfd.Normal(mu, std).log_prob(u)`` for the Gaussian and
@@ -28,7 +28,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import gymnasium as gym  # noqa: E402
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-from floor import random_block  # noqa: E402  (benchmarks/floor.py)
+from floor import random_block  # noqa: E402  (benchmarks/timing/floor.py)
 
 from spinup_tf2.algos.sac import core, fast_path  # noqa: E402
 from spinup_tf2.algos.sac import sac as sac_mod  # noqa: E402

@@ -1,6 +1,6 @@
 """Where one SAC update's time goes, and the lowest time TensorFlow's kernels allow.
 
-    python benchmarks/floor.py [--env HalfCheetah-v5] [--blocks 30] [--bfloat16]
+    python benchmarks/timing/floor.py [--env HalfCheetah-v5] [--blocks 30] [--bfloat16]
 
 ``--bfloat16`` also times what lower precision could gain: the products in bfloat16
 with and without the casts from float32 weights, and the real block with its hidden
