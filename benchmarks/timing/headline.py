@@ -28,7 +28,9 @@ def latest_races(results: str = RESULTS) -> list[tuple[str, dict, dict]]:
     latest: dict[str, tuple[str, dict, dict]] = {}
     for path in sorted(glob.glob(osp.join(results, "*_race.jsonl"))):  # dated names sort
         machine, rows = read_race(path)
-        if machine and not machine.get("pixels") and "(model not recorded)" not in machine["cpu"]:
+        peers = set(rows) & set(PEERS)  # a race against the peers, not another checkout
+        if (machine and peers and not machine.get("pixels")
+                and "(model not recorded)" not in machine["cpu"]):
             latest[machine["cpu"]] = (osp.basename(path), machine, rows)
     return sorted(latest.values(), key=lambda race: race[0], reverse=True)
 
