@@ -7,7 +7,8 @@ the logged diagnostics, and the shape of the update (how many critics, whether t
 networks exist, how often the policy steps, Adam's betas). ``sac()`` itself tests no kind.
 
 The records here: ``mlp`` (Spinning Up's SAC), ``discrete`` (SAC for discrete actions),
-``pixels`` (DrQ's SAC from images) and ``recurrent`` (memory). A new kind is a new record;
+``pixels`` (DrQ's SAC from images), ``recurrent`` (memory) and ``crossq``
+(:mod:`spinup_tf2.algos.sac.crossq`). A new kind is a new record;
 see "How to add a variant" in ``docs/design.md``. An actor-critic class names its record
 with a class attribute ``variant`` (a record's name, or a :class:`Variant` itself).
 """
@@ -18,7 +19,7 @@ import functools
 from dataclasses import dataclass
 from typing import Callable
 
-from spinup_tf2.algos.sac import core, pixels, recurrent
+from spinup_tf2.algos.sac import core, crossq, pixels, recurrent
 from spinup_tf2.algos.sac.agent import MLPAgent
 from spinup_tf2.algos.sac.buffers import ReplayBuffer
 from spinup_tf2.algos.sac.checks import check_ac_kwargs, check_memory, is_image_space
@@ -116,7 +117,10 @@ RECURRENT = Variant("recurrent", recurrent.RecurrentActorCritic,
                     lambda ac, rng, n_noise, discrete: recurrent.RecurrentAgent(ac, rng, n_noise),
                     recurrent.RecurrentExport, batch_keys=BATCH_KEYS + recurrent.SEQUENCE_KEYS,
                     ragged=True)
-VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT)}
+CROSSQ = Variant("crossq", crossq.CrossQActorCritic, crossq.crossq_losses, transition_buffer,
+                 MLPAgent, core.ActorCriticExport, targets=False, policy_delay=3,
+                 adam_betas=(0.5, 0.999))
+VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT, CROSSQ)}
 
 
 def variant_of(ac) -> Variant:
@@ -164,6 +168,14 @@ def pick_variant(actor_critic, ac_kwargs: dict, observation_space, discrete: boo
             actor_critic = DISCRETE.actor_critic
     else:
         variant = MLP
+    if variant is CROSSQ and (images or discrete or num_procs() > 1):
+        what = ("image observations" if images else "a Discrete action space" if discrete
+                else f"{num_procs()} MPI processes (--cpu)")
+        raise SpinupError(f"sac() got {what} with CrossQ (actor_critic='crossq'), which "
+                          f"takes vector observations and Box actions in one process (its "
+                          f"Batch Renormalization statistics are not averaged across "
+                          f"processes). Nothing was written. Use SAC for this task, or CrossQ "
+                          f"without --pixels, --cpu or a Discrete action space.")
     if images and variant is RECURRENT:
         raise SpinupError("sac() got image observations with a recurrent actor-critic "
                           "(--recurrent), which reads vector observations only. Nothing was "

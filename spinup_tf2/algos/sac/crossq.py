@@ -1,0 +1,183 @@
+"""CrossQ (Bhatt et al., ICLR 2024): SAC without target networks, with Batch
+Renormalization in the critics and the actor.
+
+What changes against SAC, all of it here and in the ``crossq`` variant record
+(:mod:`spinup_tf2.algos.sac.variants`):
+
+- every network normalises its input and each hidden layer's output with
+  :class:`BatchRenorm` (running statistics at inference, the batch's in training);
+- there are no target networks: the critics are run once, in training mode, on (s, a)
+  and (s', a') stacked, so that both halves are normalised with one set of statistics
+  (separate passes would make (s', a') look out of distribution), and the backup is
+  taken from the second half;
+- Adam's beta_1 is 0.5 and the policy steps once every 3 critic steps;
+- the critics are wider (1024 units per layer by default, as in SBX and sb3-contrib;
+  the paper used 2048).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from spinup_tf2.algos.sac import core
+from spinup_tf2.algos.sac.losses import SACLosses
+from spinup_tf2.tf_setup import import_tensorflow
+
+tf = import_tensorflow()
+
+import keras  # noqa: E402  (after TensorFlow, so its start-up stays quiet)
+
+
+class BatchRenorm(keras.layers.Layer):
+    """Batch Renormalization (Ioffe 2017), as CrossQ uses it.
+
+    At inference (``training`` false or None) it normalises by its running mean and
+    variance. In training it normalises by the batch's, then (once ``warmup_steps``
+    training calls have passed; before, it is plain batch normalisation) corrects the
+    result towards the running statistics, ``x_hat * r + d`` with
+    ``r = clip(std_batch / std_running, 1/r_max, r_max)`` and
+    ``d = clip((mean_batch - mean_running) / std_running, -d_max, d_max)`` taken as
+    constants, and moves the running statistics towards the batch's by ``1 - momentum``.
+    The running statistics and the count of training calls are non-trainable weights:
+    they are in the SavedModel and in the training checkpoint.
+    """
+
+    def __init__(self, momentum: float = 0.99, epsilon: float = 1e-3,
+                 warmup_steps: int = 100_000, r_max: float = 3.0, d_max: float = 5.0,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.momentum, self.epsilon = float(momentum), float(epsilon)
+        self.warmup_steps, self.r_max, self.d_max = int(warmup_steps), float(r_max), float(d_max)
+
+    def build(self, input_shape):
+        dim = (int(input_shape[-1]),)
+        self.gamma = self.add_weight(shape=dim, initializer="ones", name="gamma")
+        self.beta = self.add_weight(shape=dim, initializer="zeros", name="beta")
+        self.moving_mean = self.add_weight(shape=dim, initializer="zeros", trainable=False,
+                                           name="moving_mean")
+        self.moving_var = self.add_weight(shape=dim, initializer="ones", trainable=False,
+                                          name="moving_var")
+        self.steps = self.add_weight(shape=(), initializer="zeros", dtype="int64",
+                                     trainable=False, name="steps")
+
+    def call(self, x, training=None):
+        running_std = tf.sqrt(self.moving_var + self.epsilon)
+        if not training:
+            return self.gamma * (x - self.moving_mean) / running_std + self.beta
+        mean, var = tf.nn.moments(x, axes=[0])
+        std = tf.sqrt(var + self.epsilon)
+        x_hat = (x - mean) / std
+        r = tf.stop_gradient(tf.clip_by_value(std / running_std, 1 / self.r_max, self.r_max))
+        d = tf.stop_gradient(tf.clip_by_value((mean - self.moving_mean) / running_std,
+                                              -self.d_max, self.d_max))
+        warm = tf.cast(self.steps >= self.warmup_steps, x.dtype)
+        x_hat = x_hat * (warm * r + (1.0 - warm)) + warm * d
+        self.moving_mean.assign(self.momentum * self.moving_mean + (1 - self.momentum) * mean)
+        self.moving_var.assign(self.momentum * self.moving_var + (1 - self.momentum) * var)
+        self.steps.assign_add(1)
+        return self.gamma * x_hat + self.beta
+
+
+def renorm_mlp(sizes: Sequence[int], activation: Callable, momentum: float,
+               warmup_steps: int, output: int | None = None,
+               name: str | None = None) -> keras.Sequential:
+    """CrossQ's trunk: :class:`BatchRenorm` on the input (width ``sizes[0]``), then each
+    hidden layer ``Dense -> activation -> BatchRenorm``; then a linear layer of width
+    ``output`` if one is given. ``training`` reaches every BatchRenorm from the caller."""
+    def renorm():
+        return BatchRenorm(momentum=momentum, warmup_steps=warmup_steps)
+    layers = [keras.Input(shape=(sizes[0],)), renorm()]
+    for width in sizes[1:]:
+        layers += [keras.layers.Dense(width, activation=activation), renorm()]
+    if output is not None:
+        layers.append(keras.layers.Dense(output))
+    return keras.Sequential(layers, name=name)
+
+
+class CrossQActor(core.SquashedGaussianMLPActor):
+    """SAC's squashed Gaussian actor on a :func:`renorm_mlp` trunk; call it with
+    ``training=True`` to normalise by the batch (the policy loss), else it uses its running
+    statistics (acting, the backup's next actions, the export)."""
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
+                 activation: Callable, act_limit: float, momentum: float = 0.99,
+                 warmup_steps: int = 100_000, obs_normalizer=None, **kwargs):
+        core.ObsModel.__init__(self, obs_normalizer, **kwargs)  # SAC's trunk is not built
+        self.obs_dim, self.act_dim, self.act_limit = int(obs_dim), int(act_dim), float(act_limit)
+        self.net = renorm_mlp([obs_dim] + list(hidden_sizes), activation, momentum,
+                              warmup_steps, name="trunk")
+        self.mu_layer = keras.layers.Dense(act_dim, name="mu")
+        self.log_std_layer = keras.layers.Dense(act_dim, name="log_std")
+        self(tf.zeros((1, obs_dim)))
+
+
+class CrossQFunction(core.ObsModel):
+    """Q(s, a) on a :func:`renorm_mlp`, squeezed to shape (batch,)."""
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
+                 activation: Callable, momentum: float = 0.99, warmup_steps: int = 100_000,
+                 obs_normalizer=None, **kwargs):
+        super().__init__(obs_normalizer, **kwargs)
+        self.q = renorm_mlp([obs_dim + act_dim] + list(hidden_sizes), activation, momentum,
+                            warmup_steps, output=1, name="q_net")
+        self(tf.zeros((1, obs_dim)), tf.zeros((1, act_dim)))
+
+    def call(self, obs, act):
+        return tf.squeeze(self.q(tf.concat([self.prepare_obs(obs), act], axis=-1)), -1)
+
+
+class CrossQActorCritic(core.ActorCritic):
+    """CrossQ's actor-critic: ``.pi`` (a :class:`CrossQActor`), ``.q1`` and ``.q2``
+    (:class:`CrossQFunction`), all with Batch Renormalization.
+
+    Args:
+        observation_space: A 1-D ``gymnasium.spaces.Box``.
+        action_space: A ``gymnasium.spaces.Box`` whose bounds are ``[-a, a]``.
+        hidden_sizes (tuple): Widths of the actor's hidden layers (256, 256).
+        critic_hidden_sizes (tuple): Widths of the critics' hidden layers (1024, 1024, as
+            SBX and sb3-contrib; the paper used 2048).
+        activation: Activation after every hidden layer.
+        momentum (float): BatchRenorm's running-statistics momentum (0.99).
+        warmup_steps (int): Training calls before BatchRenorm corrects towards its running
+            statistics (100,000; plain batch normalisation before).
+        obs_normalizer: Shared by all three networks (``normalize_obs=True``).
+    """
+
+    variant = "crossq"
+    discrete = False
+
+    def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
+                 critic_hidden_sizes: Sequence[int] = (1024, 1024),
+                 activation: Callable = tf.nn.relu, momentum: float = 0.99,
+                 warmup_steps: int = 100_000, obs_normalizer=None):
+        obs_dim, act_dim = observation_space.shape[0], action_space.shape[0]
+        self.obs_normalizer = obs_normalizer
+        renorm = dict(momentum=momentum, warmup_steps=warmup_steps,
+                      obs_normalizer=obs_normalizer)
+        self.pi = CrossQActor(obs_dim, act_dim, hidden_sizes, activation,
+                              float(action_space.high[0]), name="pi", **renorm)
+        self.q1 = CrossQFunction(obs_dim, act_dim, critic_hidden_sizes, activation, name="q1",
+                                 **renorm)
+        self.q2 = CrossQFunction(obs_dim, act_dim, critic_hidden_sizes, activation, name="q2",
+                                 **renorm)
+
+
+def crossq_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma) -> SACLosses:
+    """CrossQ's losses: SAC's, with the critics run once on (s, a) and (s', a') stacked in
+    training mode and no target networks (``ac_targ`` is None)."""
+    batch = tf.shape(o)[0]
+    pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:2 * batch])  # running statistics
+
+    # One pass over (s, a) and (s', a'): one set of batch statistics for both halves.
+    o_joint, a_joint = tf.concat([o, o2], 0), tf.concat([a, pi_next], 0)
+    q1, q1_next = tf.split(ac.q1(o_joint, a_joint, training=True), 2)
+    q2, q2_next = tf.split(ac.q2(o_joint, a_joint, training=True), 2)
+    min_q_next = tf.minimum(q1_next, q2_next)
+    backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_next - alpha * logp_pi_next))
+
+    # The policy in training mode, judged by the critics at their running statistics.
+    pi, logp_pi = ac.pi(o, noise=noise[:batch], training=True)
+    loss_pi = tf.reduce_mean(alpha * logp_pi - tf.minimum(ac.q1(o, pi), ac.q2(o, pi)))
+    loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
+    loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
+    return SACLosses(loss_pi, (loss_q1, loss_q2), (q1, q2), logp_pi)

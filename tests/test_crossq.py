@@ -1,0 +1,132 @@
+"""CrossQ (``actor_critic='crossq'``): Batch Renormalization against its formulas, and the
+variant through the real sac(): no target networks, the policy on every third critic
+step, Adam's beta_1 0.5, the running statistics checkpointed by name and resumed exactly,
+the SavedModel in inference mode, and what it refuses."""
+import os
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import tensorflow as tf
+from helpers import TINY, run_tiny, straight_and_resumed
+
+from spinup_tf2.algos.sac import crossq
+from spinup_tf2.errors import SpinupError
+
+SMALL = dict(hidden_sizes=(16, 16), critic_hidden_sizes=(32, 32))
+
+
+def test_batch_renorm_is_batch_norm_during_warmup_then_renormalises():
+    rng = np.random.default_rng(0)
+    x = (rng.normal(size=(64, 3)) * [1.0, 4.0, 0.1] + [0.0, 2.0, -1.0]).astype(np.float32)
+    layer = crossq.BatchRenorm(momentum=0.9, warmup_steps=2)
+    layer.build(x.shape)
+    # Inference before any training: the initial running statistics (mean 0, variance 1).
+    np.testing.assert_allclose(layer(x).numpy(), x / np.sqrt(1 + 1e-3), rtol=1e-5)
+    # Training during the warm-up: plain batch normalisation; the running statistics move.
+    mean, var = x.mean(0), x.var(0)
+    np.testing.assert_allclose(layer(x, training=True).numpy(),
+                               (x - mean) / np.sqrt(var + 1e-3), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(layer.moving_mean.numpy(), 0.1 * mean, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(layer.moving_var.numpy(), 0.9 + 0.1 * var, rtol=1e-5)
+    layer(x, training=True)
+    assert int(layer.steps.numpy()) == 2
+    # After the warm-up: the batch's normalisation corrected towards the running one. Where
+    # r and d are inside their clips, the result is the running normalisation exactly.
+    layer.moving_mean.assign(mean + [0.1, -0.2, 0.01])
+    layer.moving_var.assign(var * [1.5, 0.8, 2.0])
+    ra_mean, ra_std = layer.moving_mean.numpy(), np.sqrt(layer.moving_var.numpy() + 1e-3)
+    np.testing.assert_allclose(layer(x, training=True).numpy(), (x - ra_mean) / ra_std,
+                               rtol=1e-4, atol=1e-5)
+    # Where the running statistics are far off, r is clipped at [1/3, 3] and d at [-5, 5].
+    layer.moving_mean.assign(mean - 10 * np.sqrt(var))
+    layer.moving_var.assign(var * [100.0, 0.01, 1.0])
+    ra_std = np.sqrt(var * [100.0, 0.01, 1.0] + 1e-3)
+    std = np.sqrt(var + 1e-3)
+    r = np.clip(std / ra_std, 1 / 3, 3)
+    d = np.clip(10 * np.sqrt(var) / ra_std, -5, 5)
+    assert r[0] == 1 / 3 and r[1] == 3 and d[0] < 5 and d[1] == d[2] == 5
+    np.testing.assert_allclose(layer(x, training=True).numpy(), (x - mean) / std * r + d,
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_batch_renorm_passes_no_gradient_through_r_and_d():
+    """The batch's statistics carry gradients; r and d are constants (Ioffe 2017)."""
+    rng = np.random.default_rng(1)
+    x = tf.constant(rng.normal(size=(32, 2)), tf.float32)
+    layer = crossq.BatchRenorm(warmup_steps=0)
+    layer.build(x.shape)
+    layer.moving_var.assign([4.0, 0.25])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(layer(x, training=True) * tf.range(32.0)[:, None])
+    g = tape.gradient(y, x).numpy()
+    # Through batch normalisation the gradient of a weighted sum sums to 0 per feature.
+    np.testing.assert_allclose(g.sum(0), 0.0, atol=1e-3)
+
+
+def test_crossq_trains_through_sac_without_targets_and_resumes_exactly(tmp_path):
+    (header, r), resumed = straight_and_resumed(tmp_path, actor_critic="crossq",
+                                                ac_kwargs=SMALL, alpha="auto")
+    assert resumed == (header, r) and len(r) == 2
+    straight = str(tmp_path / "straight")
+    with np.load(os.path.join(straight, "train_state", "arrays.npz")) as arrays:
+        assert not any(k.startswith("var:ac_targ") for k in arrays.files)
+        # 700 critic updates; the policy and alpha on every third (234).
+        def steps(name):
+            return round(float(np.log(arrays[f"var:{name}"]) / np.log(0.999)))
+        assert steps("q_optimizer/beta_2_power") == 700
+        assert steps("pi_optimizer/beta_2_power") == 234
+        assert steps("tuner/optimizer/beta_2_power") == 234
+        # Running statistics are kept by name, and they moved; every critic BatchRenorm
+        # counted 700 training calls (the actor's: one per update, its policy loss).
+        names = [k for k in arrays.files if k.startswith("var:ac/q1/") and "moving_mean" in k]
+        assert len(names) == 3
+        assert all(np.abs(arrays[k]).max() > 0 for k in names)
+        counts = [int(arrays[k]) for k in arrays.files
+                  if k.startswith(("var:ac/q1/", "var:ac/pi/")) and k.endswith("/steps")]
+        assert counts == [700] * 6
+
+
+def test_the_saved_policy_uses_the_running_statistics(tmp_path):
+    """tf2_save's deterministic action is the actor at its running statistics (worked out
+    in numpy from the checkpoint), not at the batch's."""
+    out = run_tiny(tmp_path / "run", actor_critic="crossq", ac_kwargs=SMALL)
+    obs = np.random.default_rng(2).normal(size=(4, 3)).astype(np.float32)
+    mu = tf.saved_model.load(os.path.join(out, "tf2_save")).signatures["mu"](x=obs)
+    mu = next(iter(mu.values())).numpy()
+    with np.load(os.path.join(out, "train_state", "arrays.npz")) as arrays:
+        w = {k[len("var:ac/pi/"):]: arrays[k] for k in arrays.files if k.startswith("var:ac/pi/")}
+    assert np.abs(w["net/1/moving_mean"]).max() > 0.01  # the statistics moved in training
+
+    def renorm(x, i):
+        return (w[f"net/{i}/gamma"] * (x - w[f"net/{i}/moving_mean"])
+                / np.sqrt(w[f"net/{i}/moving_var"] + 1e-3) + w[f"net/{i}/beta"])
+
+    h = renorm(obs, 1)
+    for dense, norm in ((2, 3), (4, 5)):
+        h = renorm(np.maximum(h @ w[f"net/{dense}/kernel"] + w[f"net/{dense}/bias"], 0), norm)
+    expected = 2.0 * np.tanh(h @ w["mu_layer/kernel"] + w["mu_layer/bias"])
+    np.testing.assert_allclose(mu, expected, rtol=1e-4, atol=1e-5)
+
+
+class Images(gym.Env):
+    """A task with image observations (never stepped: the refusal comes first)."""
+    observation_space = gym.spaces.Box(0, 255, (16, 16, 3), np.uint8)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+    def reset(self, seed=None, options=None):
+        return np.zeros((16, 16, 3), np.uint8), {}
+
+
+@pytest.mark.parametrize("env_fn,words", [(lambda: gym.make("CartPole-v1"),
+                                           "a Discrete action space"),
+                                          (Images, "image observations")])
+def test_crossq_refuses_what_it_cannot_take(tmp_path, env_fn, words):
+    from spinup_tf2 import sac
+
+    with pytest.raises(SpinupError, match=words) as err:
+        sac(env_fn, actor_critic="crossq", **TINY,
+            logger_kwargs=dict(output_dir=str(tmp_path / "run")))
+    assert "Nothing was written" in str(err.value)
+    assert not (tmp_path / "run" / "progress.txt").exists()
