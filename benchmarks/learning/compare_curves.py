@@ -9,7 +9,7 @@ returns every 10k steps, each seed smoothed over an 11-point window, then
 averaged over 10 seeds. Our runs test every 4,000 steps, so each of our seeds is
 first interpolated to the same 10k-step points, then smoothed with the same
 11-point window (``plot.smooth_curve``, Spinning Up's edge-renormalised moving
-average), then averaged over seeds. Writes ``benchmarks/<env>_vs_spinningup.png``
+average), then averaged over seeds. Writes ``benchmarks/learning/<env>_vs_spinningup.png``
 and ``benchmarks/learning/learning_table.md``.
 
 ``--suite dmc`` compares the pixel runs of ``benchmarks/learning/learning.py --suite dmc`` at 100k
