@@ -78,14 +78,39 @@ def test_crossq_trains_through_sac_without_targets_and_resumes_exactly(tmp_path)
         assert steps("q_optimizer/beta_2_power") == 700
         assert steps("pi_optimizer/beta_2_power") == 234
         assert steps("tuner/optimizer/beta_2_power") == 234
-        # Running statistics are kept by name, and they moved; every critic BatchRenorm
-        # counted 700 training calls (the actor's: one per update, its policy loss).
+        # Running statistics are kept by name, and they moved; each critic BatchRenorm counted
+        # 700 training calls, each of the actor's 234 (its policy loss, on policy steps only).
         names = [k for k in arrays.files if k.startswith("var:ac/q1/") and "moving_mean" in k]
         assert len(names) == 3
         assert all(np.abs(arrays[k]).max() > 0 for k in names)
         counts = [int(arrays[k]) for k in arrays.files
-                  if k.startswith(("var:ac/q1/", "var:ac/pi/")) and k.endswith("/steps")]
-        assert counts == [700] * 6
+                  if k.startswith(("var:ac/pi/", "var:ac/q1/")) and k.endswith("/steps")]
+        assert counts == [234] * 3 + [700] * 3
+
+
+def test_updates_without_a_policy_step_skip_its_part_and_log_its_latest():
+    """On the two critic-only updates of every three the policy's loss is not computed (the
+    actor's statistics stay), and LossPi and LogPi repeat the latest policy step's."""
+    from spinup_tf2.algos.sac.sac import make_optimizers, make_update
+    from spinup_tf2.algos.sac.variants import CROSSQ
+
+    env = gym.make("Pendulum-v1")
+    ac = crossq.CrossQActorCritic(env.observation_space, env.action_space, **SMALL)
+    pi_opt, q_opt = make_optimizers(ac, 1e-3, CROSSQ.adam_betas)
+    update = tf.function(make_update(ac, None, pi_opt, q_opt, 0.99, 0.2, 0.995, variant=CROSSQ))
+    rng = np.random.default_rng(3)
+    batch = [rng.normal(size=shape).astype(np.float32)
+             for shape in ((8, 3), (8, 1), (8,), (8, 3), (8,), (16, 1))]
+    actor_steps = ac.pi.net.layers[0].steps
+    infos = []
+    for _ in range(4):
+        infos.append({k: v.numpy() for k, v in update(*batch).items()})
+    assert int(actor_steps.numpy()) == 2 and int(update.python_function.variables["count"]) == 4
+    for i in (1, 2):
+        assert infos[i]["LossPi"] == infos[0]["LossPi"]
+        np.testing.assert_array_equal(infos[i]["LogPi"], infos[0]["LogPi"])
+    assert infos[3]["LossPi"] != infos[0]["LossPi"]  # a new policy step, after critic steps
+    assert all(infos[i]["LossQ1"] != infos[0]["LossQ1"] for i in (1, 2, 3))
 
 
 def test_the_saved_policy_uses_the_running_statistics(tmp_path):

@@ -226,7 +226,8 @@ class TrainingCheckpoint:
                              f"holds {extra[:5]} (of {len(missing)} and {len(extra)})")
         for name, v in variables.items():
             value = arrays[name]
-            if tuple(value.shape) != tuple(v.shape):
+            if len(value.shape) != len(v.shape) or any(  # None: a length the model leaves open
+                    n is not None and n != m for n, m in zip(tuple(v.shape), value.shape)):
                 raise ValueError(f"{name} has shape {list(value.shape)}, the model's "
                                  f"variable {list(v.shape)}")
             v.assign(value)

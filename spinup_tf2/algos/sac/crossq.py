@@ -162,9 +162,12 @@ class CrossQActorCritic(core.ActorCritic):
                                  **renorm)
 
 
-def crossq_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma) -> SACLosses:
+def crossq_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma,
+                  policy: bool = True) -> SACLosses:
     """CrossQ's losses: SAC's, with the critics run once on (s, a) and (s', a') stacked in
-    training mode and no target networks (``ac_targ`` is None)."""
+    training mode and no target networks (``ac_targ`` is None). Without ``policy`` (the
+    updates on which the policy does not step) the policy's part is left out: ``loss_pi``
+    and ``logp_pi`` are None, and the actor's statistics stay where they are."""
     batch = tf.shape(o)[0]
     pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:2 * batch])  # running statistics
 
@@ -174,10 +177,12 @@ def crossq_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma) -> SACLosses
     q2, q2_next = tf.split(ac.q2(o_joint, a_joint, training=True), 2)
     min_q_next = tf.minimum(q1_next, q2_next)
     backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_next - alpha * logp_pi_next))
+    loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
+    loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
+    if not policy:
+        return SACLosses(None, (loss_q1, loss_q2), (q1, q2), None)
 
     # The policy in training mode, judged by the critics at their running statistics.
     pi, logp_pi = ac.pi(o, noise=noise[:batch], training=True)
     loss_pi = tf.reduce_mean(alpha * logp_pi - tf.minimum(ac.q1(o, pi), ac.q2(o, pi)))
-    loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
-    loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
     return SACLosses(loss_pi, (loss_q1, loss_q2), (q1, q2), logp_pi)

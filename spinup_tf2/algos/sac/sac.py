@@ -126,57 +126,73 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
     critics; by default the variant of ``ac``, :func:`variants.variant_of`), then
     the policy step, the Q step, and the polyak averaging of the target critics (none
     when ``ac_targ`` is None). With the variant's ``policy_delay`` k > 1 the policy (and
-    alpha) step only every k-th update. With a ``tuner``, alpha is ``exp(log_alpha)`` and log_alpha
+    alpha) step only every k-th update; a variant with ``critic_losses`` leaves the policy's
+    part out of the others, which log the latest policy step's ``LossPi`` and ``LogPi``.
+    With a ``tuner``, alpha is ``exp(log_alpha)`` and log_alpha
     takes an Adam step too. With ``average_grads`` (data-parallel runs over MPI), the
     gradients (a dict of lists) are averaged over processes before any is
     applied. The returned dict holds the diagnostics named in
     ``update.logged_keys``; ``update.variables`` is its own state (the policy delay's
-    count), for checkpoints.
+    count, the latest policy diagnostics), for checkpoints.
     """
     pi_vars, q_vars = core.actor_variables(ac), core.critic_variables(ac)
     update_targets = make_polyak_update(ac, ac_targ, polyak) if ac_targ is not None else None
     variant = variant or variant_of(ac)
-    compute_losses, policy_delay = variant.losses, variant.policy_delay
+    policy_delay = variant.policy_delay
     count = tf.Variable(0, dtype=tf.int64, trainable=False) if policy_delay > 1 else None
+    # A variant whose critic-only updates skip the policy's part logs, on those updates, the
+    # policy's diagnostics of its latest step.
+    split = count is not None and variant.critic_losses is not None
+    if split:
+        last = dict(loss_pi=tf.Variable(0.0, trainable=False),
+                    logp_pi=tf.Variable(tf.zeros([0]), shape=tf.TensorShape([None]),
+                                        trainable=False))
 
-    def step_policy(grads):
-        pi_optimizer.apply(grads["pi"])
-        if tuner is not None:
-            tuner.optimizer.apply(grads["alpha"])
-
-    def step_policy_when_due(grads):  # on every policy_delay-th update
-        tf.cond(count % policy_delay == 0, lambda: step_policy(grads), lambda: None)
-        count.assign_add(1)
-
-    def update(o, a, r, o2, d, noise, *extra):
+    def one_update(o, a, r, o2, d, noise, extra, step_pi):
+        """One step of the critics, and of the policy and alpha if ``step_pi``."""
         alpha_t = tuner.alpha() if tuner is not None else alpha
+        losses = variant.critic_losses if split and not step_pi else variant.losses
         with tf.GradientTape(persistent=True) as tape:
-            out = compute_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha_t, gamma, *extra)
+            out = losses(ac, ac_targ, o, a, r, o2, d, noise, alpha_t, gamma, *extra)
             loss_q = functools.reduce(operator.add, out.loss_q)  # sum over the critics
-        grads = dict(pi=tape.gradient(out.loss_pi, pi_vars), q=tape.gradient(loss_q, q_vars))
-        info = dict(LossPi=out.loss_pi,
+        loss_pi, logp_pi = out.loss_pi, out.logp_pi
+        if loss_pi is None:
+            loss_pi, logp_pi = last["loss_pi"].read_value(), last["logp_pi"].read_value()
+        elif split:
+            last["loss_pi"].assign(loss_pi)
+            last["logp_pi"].assign(logp_pi)
+        grads = dict(pi=tape.gradient(loss_pi, pi_vars)) if step_pi else {}
+        grads["q"] = tape.gradient(loss_q, q_vars)
+        info = dict(LossPi=loss_pi,
                     **{f"LossQ{i}": loss for i, loss in enumerate(out.loss_q, 1)},
-                    **{f"Q{i}Vals": q for i, q in enumerate(out.q, 1)}, LogPi=out.logp_pi)
+                    **{f"Q{i}Vals": q for i, q in enumerate(out.q, 1)}, LogPi=logp_pi)
         if tuner is not None:
-            grads["alpha"] = tuner.gradient(out.logp_pi)
-            info.update(Alpha=alpha_t, LossAlpha=tuner.loss(out.logp_pi))
+            if step_pi:
+                grads["alpha"] = tuner.gradient(logp_pi)
+            info.update(Alpha=alpha_t, LossAlpha=tuner.loss(logp_pi))
         if average_grads is not None:  # data-parallel: the same mean gradient on every process
             grads = average_grads(grads)
-        if count is None:
+        if step_pi:
             pi_optimizer.apply(grads["pi"])
-            q_optimizer.apply(grads["q"])
-            if tuner is not None:
-                tuner.optimizer.apply(grads["alpha"])
-        else:
-            step_policy_when_due(grads)
-            q_optimizer.apply(grads["q"])
+        q_optimizer.apply(grads["q"])
+        if step_pi and tuner is not None:
+            tuner.optimizer.apply(grads["alpha"])
         if update_targets is not None:
             update_targets()
         return info
 
+    def update(o, a, r, o2, d, noise, *extra):
+        if count is None:
+            return one_update(o, a, r, o2, d, noise, extra, True)
+        due = count % policy_delay == 0  # the policy steps on every policy_delay-th update
+        count.assign_add(1)
+        return tf.cond(due, lambda: one_update(o, a, r, o2, d, noise, extra, True),
+                       lambda: one_update(o, a, r, o2, d, noise, extra, False))
+
     alpha_keys = ("Alpha", "LossAlpha") if tuner is not None else ()
     update.logged_keys = logged_keys(variant.n_critics) + alpha_keys
-    update.variables = {} if count is None else {"count": count}
+    update.variables = ({} if count is None else dict(count=count,
+                        **({f"last_{k}": v for k, v in last.items()} if split else {})))
     return update
 
 

@@ -57,6 +57,10 @@ class Variant:
         targets: Whether target networks exist (polyak-averaged critics); without them
             the losses get ``ac_targ=None``.
         policy_delay: Critic updates per policy (and alpha) update.
+        critic_losses: With ``policy_delay`` > 1, the losses without the policy's part
+            (``loss_pi`` and ``logp_pi`` None), for the updates on which the policy does not
+            step, so that they skip its work (and its training-mode statistics); None: the
+            full losses on every update.
         adam_betas: Adam's ``(beta_1, beta_2)`` for the policy and the critics.
     """
 
@@ -74,6 +78,7 @@ class Variant:
     targets: bool = True
     policy_delay: int = 1
     adam_betas: tuple = (0.9, 0.999)
+    critic_losses: Callable | None = None
 
 
 def transition_buffer(obs_dim: int | tuple, act_dim: int, size: int, ac=None,
@@ -119,7 +124,8 @@ RECURRENT = Variant("recurrent", recurrent.RecurrentActorCritic,
                     ragged=True)
 CROSSQ = Variant("crossq", crossq.CrossQActorCritic, crossq.crossq_losses, transition_buffer,
                  MLPAgent, core.ActorCriticExport, targets=False, policy_delay=3,
-                 adam_betas=(0.5, 0.999))
+                 adam_betas=(0.5, 0.999),
+                 critic_losses=functools.partial(crossq.crossq_losses, policy=False))
 VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT, CROSSQ)}
 
 
