@@ -1,6 +1,6 @@
 """spinup_tf2: OpenAI Spinning Up's Soft Actor-Critic in TensorFlow 2 / Keras 3.
 
-``from spinup_tf2 import sac`` (also ``sac_tf2``), ``EpochLogger``, ``Logger``,
+``from spinup_tf2 import sac`` (also ``sac_tf2``), ``crossq``, ``EpochLogger``, ``Logger``,
 ``ExperimentGrid``. The names load on first use, so that the command line can
 check its arguments before paying for TensorFlow's import.
 """
@@ -12,6 +12,7 @@ __version__ = "0.2.0"  # the one place: pyproject.toml reads it, CHANGELOG.md na
 _EXPORTS = {
     "sac": ("spinup_tf2.algos.sac.sac", "sac"),
     "sac_tf2": ("spinup_tf2.algos.sac.sac", "sac"),
+    "crossq": ("spinup_tf2.algos.crossq.crossq", "crossq"),
     "EpochLogger": ("spinup_tf2.utils.logx", "EpochLogger"),
     "Logger": ("spinup_tf2.utils.logx", "Logger"),
     "ExperimentGrid": ("spinup_tf2.utils.run_utils", "ExperimentGrid"),

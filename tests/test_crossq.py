@@ -155,3 +155,32 @@ def test_crossq_refuses_what_it_cannot_take(tmp_path, env_fn, words):
             logger_kwargs=dict(output_dir=str(tmp_path / "run")))
     assert "Nothing was written" in str(err.value)
     assert not (tmp_path / "run" / "progress.txt").exists()
+
+
+def test_crossq_runs_with_its_own_defaults(tmp_path):
+    """``from spinup_tf2 import crossq``: sac() on the crossq record, with CrossQ's batch,
+    learned alpha and random start where the caller gives none."""
+    import json
+
+    from spinup_tf2 import crossq as crossq_fn
+
+    out = tmp_path / "run"
+    crossq_fn(lambda: gym.make("Pendulum-v1"), epochs=1, steps_per_epoch=400, update_after=100,
+              num_test_episodes=1, replay_size=1000, ac_kwargs=SMALL,
+              logger_kwargs=dict(output_dir=str(out)))
+    config = json.loads((out / "config.json").read_text())
+    assert (config["actor_critic"], config["batch_size"], config["alpha"],
+            config["start_steps"]) == ("CrossQActorCritic", 256, "auto", 5000)
+    assert "LossAlpha" in (out / "progress.txt").read_text().splitlines()[0]
+
+
+def test_the_crossq_command_shows_its_settings_and_refuses_pixels(tmp_path):
+    from helpers import cli
+
+    res = cli("crossq", "--help", cwd=tmp_path)
+    assert res.returncode == 0 and "CrossQ: SAC without target networks" in res.stdout
+    assert "critic_hidden_sizes" in res.stdout
+    res = cli("crossq", "--env", "Pendulum-v1", "--pixels", "--data_dir", str(tmp_path),
+              cwd=tmp_path)
+    assert res.returncode != 0 and "CrossQ got --pixels" in res.stdout + res.stderr
+    assert "Traceback" not in res.stdout + res.stderr and not list(tmp_path.rglob("*.json"))

@@ -107,6 +107,10 @@ def check_sac_args(args: dict):
          f"sac() got num_envs={num_envs} with a recurrent actor-critic (--recurrent), which "
          f"steps one environment. Nothing was written. Use num_envs=1, or several MPI "
          f"processes (--cpu).")
+    need(not (ac == "crossq" and (args.get("recurrent") or args.get("pixels"))),
+         f"CrossQ got --{'recurrent' if args.get('recurrent') else 'pixels'}; CrossQ takes "
+         f"vector observations with its own MLP actor-critic. Nothing was launched. Drop the "
+         f"flag, or use the sac command for a recurrent or pixel agent.")
     # The launcher's variants say --recurrent (sac() from Python checks ac_kwargs against
     # the actor-critic itself): an MLP variant of a --recurrent True False grid would fail
     # only once launched, so it is refused with the grid.
@@ -138,7 +142,7 @@ def check_sac_args(args: dict):
     need(args["replay_size"] >= args["batch_size"],
          f"sac() got replay_size={args['replay_size']} with batch_size={args['batch_size']}: "
          f"the replay buffer must hold at least one minibatch, so replay_size >= batch_size.")
-    for name in ("gamma", "polyak"):
+    for name in ("gamma", "polyak")[:2 if "polyak" in args else 1]:  # crossq() has no polyak
         val = args[name]
         need(_is_num(val) and 0.0 <= val <= 1.0,
              f"sac() got {name}={val!r}, but {name} must be a number in [0, 1].")

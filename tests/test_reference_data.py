@@ -1,0 +1,22 @@
+"""The SAC family's published curves (benchmarks/learning/reference/) say what their README
+says: the means and standard errors at 100k steps are computed here from the bundled file."""
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+REF = Path(__file__).resolve().parent.parent / "benchmarks" / "learning" / "reference"
+
+
+def test_the_published_100k_scores_are_those_of_the_bundled_file():
+    data = pd.read_csv(REF / "simbav2_baselines_100k.csv")
+    readme = " ".join((REF / "README.md").read_text().split())
+    assert set(data.algorithm) == {"SAC", "CrossQ", "REDQ (UTD 20)", "DroQ (UTD 20)"}
+    for algorithm, rows in data.groupby("algorithm"):
+        cells = []
+        for env in ("HalfCheetah-v4", "Hopper-v4", "Walker2d-v4", "Ant-v4"):
+            runs = rows[rows.env == env]
+            last = runs[runs.env_step == runs.env_step.max()].avg_return
+            assert len(last) == 10 and runs.env_step.max() in (99_996, 100_000)
+            cells.append(f"{last.mean():.0f} ± {last.std(ddof=1) / np.sqrt(10):.0f}")
+        assert ", ".join(cells) in readme, (algorithm, cells)
