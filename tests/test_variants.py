@@ -53,7 +53,7 @@ def tri_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
 
 
 TRI = dataclasses.replace(variants.MLP, name="tri", actor_critic=TriActorCritic,
-                          losses=tri_losses, n_critics=3, policy_delay=2,
+                          losses=tri_losses, policy_delay=2,
                           adam_betas=(0.5, 0.999))
 TriActorCritic.variant = TRI
 

@@ -122,16 +122,15 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
     the policy's actions at ``obs`` (first half) and ``obs2`` (second half);
     passing it in makes every update a pure function of its inputs. As in
     Spinning Up's TF1 SAC, all losses come from one forward pass (the ``variant``'s
-    losses, :class:`~spinup_tf2.algos.sac.losses.SACLosses` of its ``n_critics``
-    critics; by default the variant of ``ac``, :func:`variants.variant_of`), then
-    the policy step, the Q step, and the polyak averaging of the target critics (none
-    when ``ac_targ`` is None). With the variant's ``policy_delay`` k > 1 the policy (and
-    alpha) step only every k-th update; a variant with ``critic_losses`` leaves the policy's
-    part out of the others, which log the latest policy step's ``LossPi`` and ``LogPi``.
-    With a ``tuner``, alpha is ``exp(log_alpha)`` and log_alpha
-    takes an Adam step too. With ``average_grads`` (data-parallel runs over MPI), the
-    gradients (a dict of lists) are averaged over processes before any is
-    applied. The returned dict holds the diagnostics named in
+    losses, :class:`~spinup_tf2.algos.sac.losses.SACLosses` of ``ac.critics``; by default
+    the variant of ``ac``, :func:`variants.variant_of`), then the policy step, the Q step,
+    and the polyak averaging of the target critics (none when ``ac_targ`` is None).
+    With the variant's ``policy_delay`` k > 1 the policy (and alpha) step only every k-th
+    update; a variant with ``critic_losses`` leaves the policy's part out of the others,
+    which log the latest policy step's ``LossPi`` and ``LogPi``. With a ``tuner``, alpha
+    is ``exp(log_alpha)`` and log_alpha takes an Adam step too. With ``average_grads``
+    (data-parallel runs over MPI), the gradients (a dict of lists) are averaged over
+    processes before any is applied. The returned dict holds the diagnostics named in
     ``update.logged_keys``; ``update.variables`` is its own state (the policy delay's
     count, the latest policy diagnostics), for checkpoints.
     """
@@ -190,7 +189,7 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
                        lambda: one_update(o, a, r, o2, d, noise, extra, False))
 
     alpha_keys = ("Alpha", "LossAlpha") if tuner is not None else ()
-    update.logged_keys = logged_keys(variant.n_critics) + alpha_keys
+    update.logged_keys = logged_keys(len(core.critics_of(ac))) + alpha_keys
     update.variables = ({} if count is None else dict(count=count,
                         **({f"last_{k}": v for k, v in last.items()} if split else {})))
     return update

@@ -3,8 +3,9 @@
 ``sac()`` picks one record once, from the actor-critic and the spaces
 (:func:`pick_variant`), and builds everything that differs between kinds from it: the
 actor-critic, the losses, the replay buffer, the acting agent, what ``tf2_save/`` holds,
-the logged diagnostics, and the shape of the update (how many critics, whether target
-networks exist, how often the policy steps, Adam's betas). ``sac()`` itself tests no kind.
+the logged diagnostics, and the shape of the update (whether target networks exist, how
+often the policy steps, Adam's betas; the actor-critic's ``critics`` say how many).
+``sac()`` itself tests no kind.
 
 The records here: ``mlp`` (Spinning Up's SAC), ``discrete`` (SAC for discrete actions),
 ``pixels`` (DrQ's SAC from images), ``recurrent`` (memory) and ``crossq``
@@ -52,8 +53,6 @@ class Variant:
         updates_per_call: Updates per compiled call: 0 for a whole block (the fast path),
             1 for one call per update (pixels, to repeat exactly).
         ragged: Its per-update diagnostics differ in length (recurrent, masked windows).
-        n_critics: Critics the losses train (``ac.critics``); the Q columns and the
-            export's ``q1`` ... ``qN`` follow it.
         targets: Whether target networks exist (polyak-averaged critics); without them
             the losses get ``ac_targ=None``.
         policy_delay: Critic updates per policy (and alpha) update.
@@ -74,7 +73,6 @@ class Variant:
     extra_inputs: Callable | None = None
     updates_per_call: int = 0
     ragged: bool = False
-    n_critics: int = 2
     targets: bool = True
     policy_delay: int = 1
     adam_betas: tuple = (0.9, 0.999)
