@@ -1,6 +1,6 @@
 """spinup_tf2: OpenAI Spinning Up's Soft Actor-Critic in TensorFlow 2 / Keras 3.
 
-``from spinup_tf2 import sac`` (also ``sac_tf2``), ``crossq``, ``EpochLogger``, ``Logger``,
+``from spinup_tf2 import sac`` (also ``sac_tf2``), ``crossq``, ``tqc``, ``EpochLogger``, ``Logger``,
 ``ExperimentGrid``. The names load on first use, so that the command line can
 check its arguments before paying for TensorFlow's import.
 """
@@ -13,6 +13,7 @@ _EXPORTS = {
     "sac": ("spinup_tf2.algos.sac.sac", "sac"),
     "sac_tf2": ("spinup_tf2.algos.sac.sac", "sac"),
     "crossq": ("spinup_tf2.algos.crossq.crossq", "crossq"),
+    "tqc": ("spinup_tf2.algos.tqc.tqc", "tqc"),
     "EpochLogger": ("spinup_tf2.utils.logx", "EpochLogger"),
     "Logger": ("spinup_tf2.utils.logx", "Logger"),
     "ExperimentGrid": ("spinup_tf2.utils.run_utils", "ExperimentGrid"),

@@ -1,7 +1,7 @@
 """The command line: ``python -m spinup_tf2.run CMD [ARGS...]``.
 
-``CMD`` is ``sac`` / ``sac_tf2`` or ``crossq`` / ``crossq_tf2`` (launch a grid of
-experiments), ``plot``,
+``CMD`` is ``sac`` / ``sac_tf2``, ``crossq`` / ``crossq_tf2`` or ``tqc`` / ``tqc_tf2``
+(launch a grid of experiments), ``plot``,
 ``test_policy`` or ``export``. Flags follow Spinning Up's grammar
 (:mod:`spinup_tf2.launch.flags`). A command's module is imported only when it runs, so
 launching SAC imports neither pandas nor matplotlib (nor TensorFlow: the experiment's own
@@ -41,6 +41,7 @@ from spinup_tf2.user_config import DEFAULT_BACKEND, DEFAULT_DATA_DIR, FORCE_DATE
 ALGOS: dict[str, tuple[FunctionPath, Callable]] = {
     "sac_tf2": (FunctionPath("spinup_tf2.algos.sac.sac:sac"), check_sac_args),
     "crossq_tf2": (FunctionPath("spinup_tf2.algos.crossq.crossq:crossq"), check_sac_args),
+    "tqc_tf2": (FunctionPath("spinup_tf2.algos.tqc.tqc:tqc"), check_sac_args),
 }
 
 
@@ -212,6 +213,8 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "sac_tf2": lambda argv: run_algo("sac_tf2", argv),
     "crossq": lambda argv: run_algo("crossq", argv),
     "crossq_tf2": lambda argv: run_algo("crossq_tf2", argv),
+    "tqc": lambda argv: run_algo("tqc", argv),
+    "tqc_tf2": lambda argv: run_algo("tqc_tf2", argv),
     "plot": _lazy("spinup_tf2.utils.plot"),
     "test_policy": _lazy("spinup_tf2.utils.test_policy"),
     "export": _lazy("spinup_tf2.policy.export"),

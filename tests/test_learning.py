@@ -58,3 +58,16 @@ def test_crossq_learns_pendulum_within_5k_steps(tmp_path):
     test_returns = column(out, "AverageTestEpRet")
     print(f"AverageTestEpRet by epoch {[round(r, 1) for r in test_returns]}")
     assert test_returns[-1] > -250, test_returns
+
+
+@pytest.mark.slow
+def test_tqc_learns_pendulum_within_5k_steps(tmp_path):
+    """TQC (5 critics of 25 quantiles, the top 2 per critic dropped) at its batch of 256 with
+    alpha learned swings Pendulum up in 5,000 steps."""
+    out = str(tmp_path / "tqc")
+    sac(lambda: gym.make("Pendulum-v1"), actor_critic="tqc", seed=0, epochs=5,
+        steps_per_epoch=1000, start_steps=1000, update_after=500, batch_size=256,
+        alpha="auto", num_test_episodes=5, logger_kwargs=dict(output_dir=out))
+    test_returns = column(out, "AverageTestEpRet")
+    print(f"AverageTestEpRet by epoch {[round(r, 1) for r in test_returns]}")
+    assert test_returns[-1] > -250, test_returns

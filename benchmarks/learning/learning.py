@@ -7,7 +7,7 @@ versions with gymnasium's defaults), 350k steps (88 epochs of 4,000) for each se
     python benchmarks/learning/learning.py --env Hopper-v5 --seed 10
     python benchmarks/learning/learning.py --epochs 75 --dry_run # list what would run
     python benchmarks/learning/learning.py --suite dmc        # from pixels: pip install -e ".[dmc]"
-    python benchmarks/learning/learning.py --suite crossq     # CrossQ at 100k steps
+    python benchmarks/learning/learning.py --suite crossq     # CrossQ at 100k steps (or tqc)
 
 ``--suite dmc`` is the pixel benchmark of issue 25, DeepMind Control from pixels as DrQ
 measured it (84x84, 3 frames, 100k environment frames): cartpole-swingup at action repeat 8
@@ -16,12 +16,12 @@ epochs of 2,500 steps), seeds 0, 10, 20; DrQ's settings (alpha learned from 0.1,
 0.99, 1,000 random steps, replay 100k) except the batch, 128 for 512 (a quarter of the
 arithmetic on a CPU). About 2.7 and 5.3 hours per seed on 2 cores.
 
-``--suite crossq`` is CrossQ's evidence (issue 51): HalfCheetah, Hopper, Walker2d and Ant,
-seeds 0, 10, ..., 40, 100k steps (25 epochs of 4,000), at CrossQ's settings (batch 256,
-alpha learned, 5,000 random steps as in the paper; updates from step 1,000 as in Spinning
-Up), critics ``--critic_width`` wide: 512 by default, since on 2 cores of an AMD EPYC the
-update ran at 46 updates/s at 512 and 15.7 at SBX's 1024 (the paper's 2048 was not timed).
-Into ``data/benchmarks/crossq-<env>/``.
+``--suite crossq`` and ``--suite tqc`` are the SAC family's evidence (issue 51), 100k steps
+(25 epochs of 4,000) run by ``spinup_tf2.crossq`` and ``spinup_tf2.tqc`` with their
+defaults. TQC: HalfCheetah and Hopper, seeds 0, 10, 20. CrossQ: HalfCheetah, Hopper,
+Walker2d and Ant, seeds 0, 10, ..., 40, critics ``--critic_width`` wide: 512 by default,
+since on 2 cores of an AMD EPYC the update ran at 46 updates/s at 512 and 15.7 at SBX's
+1024 (the paper's 2048 was not timed). Into ``data/benchmarks/crossq-<env>/`` and ``tqc-<env>/``.
 
 The comparison is made at 100k, 200k and 300k steps, on curves smoothed over
 11 points of 10k steps as Spinning Up's are. Running on to 350k lets the window
@@ -55,6 +55,9 @@ DMC = {"dm_control/cartpole-swingup-v0": ([0, 10, 20, 30, 40],
                                           dict(action_repeat=8, steps_per_epoch=1250)),
        "dm_control/ball_in_cup-catch-v0": ([0, 10, 20], dict(action_repeat=4,
                                                             steps_per_epoch=2500))}
+# --suite crossq / tqc: the SAC family's evidence at 100k steps (each run by its own function,
+# with its defaults): the tasks and seeds of each.
+FAMILY = {"crossq": (ENVS[:4], SEEDS), "tqc": (["HalfCheetah-v5", "Hopper-v5"], [0, 10, 20])}
 DMC_SETTINGS = dict(pixels=True, batch_size=128, alpha="auto_0.1", polyak=0.99,
                     replay_size=100_000, start_steps=1000, update_after=1000)
 
@@ -70,7 +73,7 @@ def epochs_done(run_dir: str) -> int:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--suite", choices=["mujoco", "dmc", "crossq"], default="mujoco")
+    p.add_argument("--suite", choices=["mujoco", "dmc", *FAMILY], default="mujoco")
     p.add_argument("--critic_width", type=int, default=512, help="--suite crossq's critics")
     p.add_argument("--env", nargs="*", help="default: the suite's tasks")
     p.add_argument("--seed", nargs="*", type=int, default=None,
@@ -80,13 +83,12 @@ def main() -> int:
     p.add_argument("--data_dir", default=BENCH_DIR)
     p.add_argument("--dry_run", action="store_true")
     a = p.parse_args()
-    dmc, family = a.suite == "dmc", a.suite == "crossq"
-    a.env = a.env or (list(DMC) if dmc else ENVS[:4] if family else ENVS)
+    dmc, family = a.suite == "dmc", a.suite in FAMILY
+    a.env = a.env or (list(DMC) if dmc else FAMILY[a.suite][0] if family else ENVS)
     a.epochs = a.epochs or (10 if dmc else 25 if family else 88)
     prefix = a.suite if family else "sac"
-    family_settings = dict(actor_critic=a.suite, batch_size=256, alpha="auto",
-                           start_steps=5000, update_after=1000,
-                           ac_kwargs=dict(critic_hidden_sizes=(a.critic_width,) * 2))
+    family_settings = (dict(ac_kwargs=dict(critic_hidden_sizes=(a.critic_width,) * 2))
+                       if a.suite == "crossq" else {})
 
     from spinup_tf2.utils.run_utils import call_experiment, setup_logger_kwargs
 
@@ -94,7 +96,8 @@ def main() -> int:
     def seeds_for(env):
         if a.seed is not None:
             return a.seed
-        return DMC[env][0] if dmc else SEEDS if family else SEEDS + EXTRA_SEEDS.get(env, [])
+        return (DMC[env][0] if dmc else FAMILY[a.suite][1] if family
+                else SEEDS + EXTRA_SEEDS.get(env, []))
 
     todo = 0
     for seed in sorted(set().union(*(seeds_for(env) for env in a.env))):
@@ -119,7 +122,8 @@ def main() -> int:
 
             settings = (dict(DMC_SETTINGS, **DMC[env][1]) if dmc else family_settings
                         if family else {})
-            call_experiment(exp_name, spinup_tf2.sac, seed=seed, data_dir=a.data_dir,
+            algo = getattr(spinup_tf2, a.suite) if family else spinup_tf2.sac
+            call_experiment(exp_name, algo, seed=seed, data_dir=a.data_dir,
                             env_name=env, epochs=a.epochs, resume=resume, **settings)
     if not todo:
         print(f"Nothing to run: every run listed already has its {a.epochs} epochs in "

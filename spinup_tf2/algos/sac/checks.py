@@ -107,8 +107,9 @@ def check_sac_args(args: dict):
          f"sac() got num_envs={num_envs} with a recurrent actor-critic (--recurrent), which "
          f"steps one environment. Nothing was written. Use num_envs=1, or several MPI "
          f"processes (--cpu).")
-    need(not (ac == "crossq" and (args.get("recurrent") or args.get("pixels"))),
-         f"CrossQ got --{'recurrent' if args.get('recurrent') else 'pixels'}; CrossQ takes "
+    family = {"crossq": "CrossQ", "tqc": "TQC"}.get(ac) if isinstance(ac, str) else None
+    need(not (family and (args.get("recurrent") or args.get("pixels"))),
+         f"{family} got --{'recurrent' if args.get('recurrent') else 'pixels'}; {family} takes "
          f"vector observations with its own MLP actor-critic. Nothing was launched. Drop the "
          f"flag, or use the sac command for a recurrent or pixel agent.")
     # The launcher's variants say --recurrent (sac() from Python checks ac_kwargs against

@@ -8,10 +8,11 @@ often the policy steps, Adam's betas; the actor-critic's ``critics`` say how man
 ``sac()`` itself tests no kind.
 
 The records here: ``mlp`` (Spinning Up's SAC), ``discrete`` (SAC for discrete actions),
-``pixels`` (DrQ's SAC from images), ``recurrent`` (memory) and ``crossq``
-(:mod:`spinup_tf2.algos.sac.crossq`). A new kind is a new record;
-see "How to add a variant" in ``docs/design.md``. An actor-critic class names its record
-with a class attribute ``variant`` (a record's name, or a :class:`Variant` itself).
+``pixels`` (DrQ's SAC from images), ``recurrent`` (memory), ``crossq``
+(:mod:`spinup_tf2.algos.sac.crossq`) and ``tqc`` (:mod:`spinup_tf2.algos.sac.tqc`). A new
+kind is a new record; see "How to add a variant" in ``docs/design.md``. An actor-critic
+class names its record with a class attribute ``variant`` (a record's name, or a
+:class:`Variant` itself).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import functools
 from dataclasses import dataclass
 from typing import Callable
 
-from spinup_tf2.algos.sac import core, crossq, pixels, recurrent
+from spinup_tf2.algos.sac import core, crossq, pixels, recurrent, tqc
 from spinup_tf2.algos.sac.agent import MLPAgent
 from spinup_tf2.algos.sac.buffers import ReplayBuffer
 from spinup_tf2.algos.sac.checks import check_ac_kwargs, check_memory, is_image_space
@@ -124,7 +125,9 @@ CROSSQ = Variant("crossq", crossq.CrossQActorCritic, crossq.crossq_losses, trans
                  MLPAgent, core.ActorCriticExport, targets=False, policy_delay=3,
                  adam_betas=(0.5, 0.999),
                  critic_losses=functools.partial(crossq.crossq_losses, policy=False))
-VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT, CROSSQ)}
+TQC = Variant("tqc", tqc.TQCActorCritic, tqc.tqc_losses, transition_buffer, MLPAgent,
+              core.ActorCriticExport)
+VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT, CROSSQ, TQC)}
 
 
 def variant_of(ac) -> Variant:
@@ -172,13 +175,16 @@ def pick_variant(actor_critic, ac_kwargs: dict, observation_space, discrete: boo
             actor_critic = DISCRETE.actor_critic
     else:
         variant = MLP
-    if variant is CROSSQ and (images or discrete or num_procs() > 1):
+    mpi = variant is CROSSQ and num_procs() > 1  # its statistics are not averaged
+    if variant in (CROSSQ, TQC) and (images or discrete or mpi):
         what = ("image observations" if images else "a Discrete action space" if discrete
                 else f"{num_procs()} MPI processes (--cpu)")
-        raise SpinupError(f"sac() got {what} with CrossQ (actor_critic='crossq'), which "
-                          f"takes vector observations and Box actions in one process (its "
-                          f"Batch Renormalization statistics are not averaged across "
-                          f"processes). Nothing was written. Use SAC for this task, or CrossQ "
+        name = {CROSSQ: "CrossQ", TQC: "TQC"}[variant]
+        raise SpinupError(f"sac() got {what} with {name} (actor_critic={variant.name!r}), "
+                          f"which takes vector observations and Box actions"
+                          + (" in one process (its Batch Renormalization statistics are not "
+                             "averaged across processes)" if variant is CROSSQ else "")
+                          + f". Nothing was written. Use SAC for this task, or {name} "
                           f"without --pixels, --cpu or a Discrete action space.")
     if images and variant is RECURRENT:
         raise SpinupError("sac() got image observations with a recurrent actor-critic "
