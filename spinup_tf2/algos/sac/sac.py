@@ -190,8 +190,9 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
 
     alpha_keys = ("Alpha", "LossAlpha") if tuner is not None else ()
     update.logged_keys = logged_keys(len(core.critics_of(ac))) + alpha_keys
-    update.variables = ({} if count is None else dict(count=count,
-                        **({f"last_{k}": v for k, v in last.items()} if split else {})))
+    update.variables = {} if count is None else {"count": count}
+    if split:
+        update.variables.update({f"last_{k}": v for k, v in last.items()})
     return update
 
 
