@@ -174,13 +174,18 @@ def test_crossq_runs_with_its_own_defaults(tmp_path):
     assert "LossAlpha" in (out / "progress.txt").read_text().splitlines()[0]
 
 
-def test_the_crossq_command_shows_its_settings_and_refuses_pixels(tmp_path):
+@pytest.mark.parametrize("cmd,doc,setting,flag,refusal", [
+    ("crossq", "CrossQ: SAC without target networks", "critic_hidden_sizes", "--pixels",
+     "CrossQ got --pixels"),
+    ("tqc", "Truncated Quantile Critics", "top_quantiles_to_drop_per_net", "--recurrent",
+     "TQC got --recurrent"),
+])
+def test_a_family_command_shows_its_settings_and_refuses_what_it_cannot_take(
+        tmp_path, cmd, doc, setting, flag, refusal):
     from helpers import cli
 
-    res = cli("crossq", "--help", cwd=tmp_path)
-    assert res.returncode == 0 and "CrossQ: SAC without target networks" in res.stdout
-    assert "critic_hidden_sizes" in res.stdout
-    res = cli("crossq", "--env", "Pendulum-v1", "--pixels", "--data_dir", str(tmp_path),
-              cwd=tmp_path)
-    assert res.returncode != 0 and "CrossQ got --pixels" in res.stdout + res.stderr
+    res = cli(cmd, "--help", cwd=tmp_path)
+    assert res.returncode == 0 and doc in res.stdout and setting in res.stdout
+    res = cli(cmd, "--env", "Pendulum-v1", flag, "--data_dir", str(tmp_path), cwd=tmp_path)
+    assert res.returncode != 0 and refusal in res.stdout + res.stderr
     assert "Traceback" not in res.stdout + res.stderr and not list(tmp_path.rglob("*.json"))

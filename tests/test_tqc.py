@@ -101,14 +101,3 @@ def test_tqc_refuses_discrete_actions(tmp_path):
         sac(lambda: gym.make("CartPole-v1"), actor_critic="tqc", **TINY,
             logger_kwargs=dict(output_dir=str(tmp_path / "run")))
 
-
-def test_the_tqc_command_shows_its_settings(tmp_path):
-    from helpers import cli
-
-    res = cli("tqc", "--help", cwd=tmp_path)
-    assert res.returncode == 0 and "Truncated Quantile Critics" in res.stdout
-    assert "top_quantiles_to_drop_per_net" in res.stdout
-    res = cli("tqc", "--env", "Pendulum-v1", "--recurrent", "--data_dir", str(tmp_path),
-              cwd=tmp_path)
-    assert res.returncode != 0 and "TQC got --recurrent" in res.stdout + res.stderr
-    assert "Traceback" not in res.stdout + res.stderr and not list(tmp_path.rglob("*.json"))
