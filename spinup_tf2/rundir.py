@@ -280,14 +280,70 @@ def _progress_lines(path: str) -> tuple[str, list[str], list[tuple[str, str]]]:
     return header, rows, skipped
 
 
-def _check_regular(path: str) -> None:
-    """Refuse a run file that is not a regular file (a FIFO would block its reader forever,
-    a device would read without end)."""
-    mode = os.stat(path).st_mode
+def _check_regular(path: str, limit: int | None = None) -> None:
+    """Refuse a file read back from a run directory that is not a regular file of at most
+    ``limit`` bytes (default :data:`MAX_TEXT_BYTES`): a FIFO would block its reader
+    forever, a device would read without end, a symbolic link would read a file elsewhere."""
+    check_file(path, limit)
+
+
+# The most a file read back from a run directory may hold: a run writes these files small
+# (config.json, progress.txt, state.json, env_state.json) or of sizes its settings bound
+# (a SavedModel folder, all files together); more is a damaged or crafted directory.
+MAX_TEXT_BYTES = 256 << 20
+MAX_SAVE_BYTES = 4 << 30
+MAX_TREE_FILES = 10_000  # files in one folder read back (a SavedModel holds about ten)
+
+
+def check_file(path: str, limit: int | None = None) -> None:
+    """Raise :class:`SpinupError` unless ``path`` is a regular file, not a symbolic link,
+    of at most ``limit`` bytes (default :data:`MAX_TEXT_BYTES`), without opening it.
+    Every file read back from a run directory is checked so first: a FIFO would block
+    its reader forever, a device (``/dev/zero``) would read until memory runs out, a
+    link would read a file elsewhere."""
+    limit = MAX_TEXT_BYTES if limit is None else limit
+    st = os.lstat(path)
+    mode = st.st_mode
     if not stat.S_ISREG(mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode)
-                else "a device or socket")
-        raise SpinupError(f"{path} is {kind}, not a file a run writes; it was not read.")
+        kind = ("a symbolic link" if stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a directory" if stat.S_ISDIR(mode) else "a device or socket")
+        raise SpinupError(f"{path} is {kind}, not a file a run writes; it was not read. The "
+                          f"run directory was altered: restore the file from a copy, or use "
+                          f"another run.")
+    if st.st_size > limit:
+        raise SpinupError(f"{path} holds {st.st_size:,} bytes, more than the {limit:,} a run "
+                          f"writes there; it was not read. The run directory was altered: "
+                          f"restore the file from a copy, or use another run.")
+
+
+def check_tree(folder: str, limit: int = MAX_SAVE_BYTES) -> None:
+    """:func:`check_file` for every file below ``folder``, which must be a folder and not
+    a link, as must every folder below it; their sizes together at most ``limit`` bytes,
+    their number at most :data:`MAX_TREE_FILES`. What another program (TensorFlow's
+    SavedModel loader) reads from a run directory is checked so before it reads."""
+    if osp.islink(folder) or not osp.isdir(folder):
+        kind = "a symbolic link" if osp.islink(folder) else "not a folder"
+        raise SpinupError(f"{folder} is {kind}, not the folder a run writes; it was not read. "
+                          f"The run directory was altered: restore it from a copy, or use "
+                          f"another run.")
+    total, count, todo = 0, 0, [folder]
+    while todo:
+        with os.scandir(todo.pop()) as entries:
+            for entry in entries:
+                count += 1
+                if count > MAX_TREE_FILES:
+                    raise SpinupError(f"{folder} holds more than {MAX_TREE_FILES:,} files, "
+                                      f"more than a run writes there; it was not read.")
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(entry.path)
+                    continue
+                check_file(entry.path, limit)
+                total += entry.stat(follow_symlinks=False).st_size
+                if total > limit:
+                    raise SpinupError(f"{folder} holds more than {limit:,} bytes, more than a "
+                                      f"run writes there; it was not read. The run directory "
+                                      f"was altered: restore it from a copy, or use another "
+                                      f"run.")
 
 
 def progress_rows(run_dir: str) -> int:
@@ -499,9 +555,10 @@ def _checkpoint_epoch(run_dir: str) -> int | None:
     """The epoch of the run's training checkpoint, None if it has none readable."""
     folder = existing_dir(osp.join(run_dir, TRAIN_STATE))
     try:
+        check_file(osp.join(folder, "state.json"))
         with open(osp.join(folder, "state.json")) as f:
             epoch = json.load(f).get("epoch")
-    except (OSError, TypeError, ValueError, AttributeError):
+    except (OSError, TypeError, ValueError, AttributeError, SpinupError):
         return None
     return epoch if isinstance(epoch, int) else None
 

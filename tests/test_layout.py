@@ -20,6 +20,7 @@ LAYERS = [
     ["envs.platform"],
     ["envs.tasks"],
     ["envs.pixels"],
+    ["envs.trust"],
     ["envs.recording"],
     ["envs.episodes"],
     ["envs.rendering", "envs.vector"],

@@ -48,6 +48,51 @@ def test_an_env_with_a_legacy_random_state_resumes_exactly(tmp_path):
     assert straight == resumed and len(straight[1]) == 3
 
 
+def normalized_pendulum():
+    """Pendulum through both of gymnasium's normalizing wrappers: running statistics that
+    live in the environment, not in the model."""
+    env = gym.wrappers.NormalizeObservation(gym.make("Pendulum-v1"))
+    return gym.wrappers.NormalizeReward(env)
+
+
+def test_normalizing_wrappers_resume_exactly(tmp_path):
+    """NormalizeObservation's and NormalizeReward's statistics go into the training
+    checkpoint (as they were when the episode in progress began; replaying it brings them
+    to the checkpoint's), so the resumed run sees what the straight one saw."""
+    straight, resumed = straight_and_resumed(tmp_path, 3, 1, normalized_pendulum,
+                                             max_ep_len=150)
+    assert straight == resumed and len(straight[1]) == 3
+
+
+def test_vector_copies_keep_their_normalizing_statistics_across_a_resume(tmp_path):
+    """With --num_envs a resumed run begins new episodes in every copy (not exact), but
+    each copy's statistics go on from the checkpoint's instead of starting afresh."""
+    from helpers import run_tiny
+
+    from spinup_tf2.envs import VectorEpisodes, stats_attributes
+
+    attrs = stats_attributes(normalized_pendulum())
+    assert set(attrs) == {"obs_rms", "return_rms", "discounted_reward"}
+    copies = VectorEpisodes(normalized_pendulum, 2, "sync", 1000, 0, attrs)
+    copies.reset()
+    for _ in range(5):
+        copies.envs.step(copies.envs.action_space.sample())
+    state = copies.state()
+    state["wrapper_stats"] = json.loads(json.dumps(state["wrapper_stats"]))  # as in state.json
+    again = VectorEpisodes(normalized_pendulum, 2, "sync", 1000, 0, attrs)
+    again.restore(state)
+    for old, new in zip(copies.envs.get_attr("obs_rms"), again.envs.get_attr("obs_rms")):
+        assert new.count == old.count + 1 and new.mean.dtype == old.mean.dtype  # + the reset
+    assert np.array_equal(copies.envs.get_attr("discounted_reward"),
+                          again.envs.get_attr("discounted_reward"))
+    state["wrapper_stats"]["obs_rms"][0]["var"][0] = -1.0
+    with pytest.raises(ValueError, match="negative variance"):
+        VectorEpisodes(normalized_pendulum, 2, "sync", 1000, 0, attrs).restore(state)
+    out = run_tiny(tmp_path / "vec", normalized_pendulum, num_envs=2, num_test_episodes=1)
+    run_tiny(out, normalized_pendulum, num_envs=2, num_test_episodes=1, epochs=2, resume=True)
+    assert len(rows(out)[1]) == 2
+
+
 KILL_SCRIPT = """
 import sys, gymnasium as gym
 from spinup_tf2 import sac

@@ -227,7 +227,7 @@ def test_a_run_directory_naming_a_module_runs_no_code(tmp_path):
     for extra in ([], ["--video", str(tmp_path / "v.gif")]):
         res = cli("test_policy", str(out), "-nr", "-n", "1", *extra, cwd=tmp_path)
         assert_clean_error(res, "'mymod:Pendulum-v1', which is not an id registered",
-                           "(the module mymod)", "--trust_vars_pkl")
+                           "(the module 'mymod')", "--trust_vars_pkl")
         assert res.returncode == 2 and not (tmp_path / "RAN").exists()
     res = cli("test_policy", str(out), "-nr", "-n", "1", "--trust_vars_pkl", cwd=tmp_path)
     assert res.returncode == 0, res.stderr

@@ -6,6 +6,8 @@
   tasks) and on demand (DeepMind Control through Shimmy);
 - :mod:`~spinup_tf2.envs.pixels`: pixel tasks (``--pixels``), the environment as its camera
   sees it;
+- :mod:`~spinup_tf2.envs.trust`: what a run directory may ask a replay to build (ids,
+  wrappers and their arguments, checked as data);
 - :mod:`~spinup_tf2.envs.recording`: how a run's environment was made (its spec, wrappers,
   normalizing statistics) and making it again; making it first from ``env_fn``;
 - :mod:`~spinup_tf2.envs.rendering`: the isolated rendering process;
@@ -43,8 +45,6 @@ from spinup_tf2.envs.platform import (  # noqa: F401
 )
 from spinup_tf2.envs.recording import (  # noqa: F401
     STATE_KEY,
-    TRUSTED_WRAPPER_MODULE,
-    check_trusted,
     describe,
     freeze_stats,
     make,
@@ -56,6 +56,7 @@ from spinup_tf2.envs.recording import (  # noqa: F401
     ref_of,
     save_state,
     set_wrapper_state,
+    stats_attributes,
     with_state,
     wrapper_state,
 )
@@ -75,5 +76,11 @@ from spinup_tf2.envs.tasks import (  # noqa: F401
     dm_control_suite,
     ensure_registered,
     register_envs,
+)
+from spinup_tf2.envs.trust import (  # noqa: F401
+    NOT_REPLAYED,
+    REPLAYED_WRAPPERS,
+    check_trusted,
+    replayed,
 )
 from spinup_tf2.envs.vector import VECTOR_MODES, VectorEpisodes  # noqa: F401

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from spinup_tf2.envs.recording import policy_action_space
+from spinup_tf2.envs.recording import policy_action_space, set_wrapper_state, wrapper_state
 
 
 def _bits(generator):
@@ -49,7 +49,10 @@ class ReplayableEpisodes(gym.Wrapper):
     ``first_seed`` seeds the action space's generator, and the first reset only
     (later resets continue the env's random generator), as ``env.reset(seed=...)``
     once and ``env.reset()`` after would. Exact for any env whose randomness is its
-    ``np_random`` and its action space's generator, which :meth:`state` also saves.
+    ``np_random`` and its action space's generator, which :meth:`state` also saves, and
+    whose wrappers' running statistics (NormalizeObservation, NormalizeReward) are those
+    :func:`~spinup_tf2.envs.recording.wrapper_state` finds: they are saved as they were
+    when the episode began, and the replay brings them to where they were.
     """
 
     def __init__(self, env: gym.Env, first_seed: int | None = None):
@@ -66,11 +69,14 @@ class ReplayableEpisodes(gym.Wrapper):
         self.actions: list = []
 
     def reset(self, **kwargs):
+        stats = wrapper_state(self.env)  # before the reset's observation updates them
         if self.first_seed is not None:
             self.episode_start = dict(seed=self.first_seed)
             kwargs["seed"], self.first_seed = self.first_seed, None
         else:
             self.episode_start = dict(rng=env_rng_state(self.env))
+        if stats:
+            self.episode_start["wrapper_stats"] = stats
         self.actions = []
         return self.env.reset(**kwargs)
 
@@ -83,17 +89,26 @@ class ReplayableEpisodes(gym.Wrapper):
         plain Python values. ``episode=False`` leaves out the episode in progress
         (for an env whose episodes are all finished, such as the test env
         between epochs)."""
-        return dict(first_seed=self.first_seed,
-                    episode_start=self.episode_start if episode else {},
-                    actions=np.array(self.actions if episode else []),
-                    np_random=env_rng_state(self.env),
-                    action_space_rng=rng_state(self.action_space.np_random))
+        state = dict(first_seed=self.first_seed,
+                     episode_start=self.episode_start if episode else {},
+                     actions=np.array(self.actions if episode else []),
+                     np_random=env_rng_state(self.env),
+                     action_space_rng=rng_state(self.action_space.np_random))
+        if not episode and wrapper_state(self.env):
+            state["wrapper_stats"] = wrapper_state(self.env)
+        return state
 
     def restore(self, state: dict):
         """Bring the env back to :meth:`state`; return the current observation
         (None if no episode had begun)."""
         set_rng_state(self.action_space.np_random, state["action_space_rng"])
         start, obs = state["episode_start"], None
+        stats = start.get("wrapper_stats", state.get("wrapper_stats"))
+        if stats is None and wrapper_state(self.env):
+            raise ValueError("the checkpoint has no statistics for the environment's "
+                             "normalizing wrappers (it was written before they were kept)")
+        if stats is not None:
+            set_wrapper_state(self.env, stats, freeze=False)
         if start:
             if "rng" in start:
                 set_env_rng_state(self.env, start["rng"])

@@ -21,13 +21,12 @@ import gymnasium as gym
 from gymnasium.error import DependencyNotInstalled
 
 from spinup_tf2 import rundir
-from spinup_tf2.envs.pixels import PIXEL_WRAPPER, pixel_options
+from spinup_tf2.envs.pixels import pixel_options
 from spinup_tf2.envs.platform import quiet_mujoco
 from spinup_tf2.envs.tasks import ensure_registered
+from spinup_tf2.envs.trust import replayed
 from spinup_tf2.errors import SpinupError
 
-# Where wrappers a run directory may name without being trusted come from.
-TRUSTED_WRAPPER_MODULE = "gymnasium.wrappers."
 # Wrappers whose statistics change what the policy sees (or the returns), by attribute.
 _RUNNING_STATS = ("obs_rms", "return_rms")
 STATE_KEY = "spinup_tf2_wrapper_state"  # in a ref: the statistics to put back
@@ -74,39 +73,6 @@ def describe(ref: str) -> str:
     return f"{spec.get('id')}" + (f" with {', '.join(wrappers)}" if wrappers else "")
 
 
-def check_trusted(ref, where: str) -> None:
-    """A run directory is data, not code: the environment it names must be a registered
-    id made by its registered entry point, and its wrappers gymnasium's own. (An id such
-    as ``mod:Env-v0``, an entry point or a wrapper from another module, would import that
-    module and run its code.)"""
-
-    if not isinstance(ref, str) or not ref:
-        raise SpinupError(f"{where} names no environment to rebuild (env_name: {ref!r}).")
-    spec = json.loads(ref) if ref.startswith("{") else {"id": ref}
-    env_id = spec.get("id")
-    ensure_registered(env_id)
-    registered = gym.registry.get(env_id) if isinstance(env_id, str) else None
-    bad = None
-    if registered is None or ":" in env_id:
-        bad = (f"the environment {env_id!r}, which is not an id registered with gymnasium"
-               + (f" (the module {env_id.split(':')[0]})" if ":" in str(env_id) else ""))
-    elif "entry_point" in spec and spec["entry_point"] != registered.entry_point:
-        bad = (f"{env_id} made by {spec['entry_point']!r}, not by its registered entry point "
-               f"{registered.entry_point!r}")
-    else:
-        for wrapper in spec.get("additional_wrappers") or []:
-            entry = str(wrapper.get("entry_point"))
-            if not entry.startswith(TRUSTED_WRAPPER_MODULE) and entry != PIXEL_WRAPPER:
-                bad = f"the wrapper {wrapper.get('name')!r} from {entry!r}"
-                break
-    if bad:
-        raise SpinupError(
-            f"{where} names {bad}; making it could import and run code named by the run "
-            f"directory. Make the environment yourself and call run_policy(env, get_action) "
-            f"(docs/user/shipping.md), or, if you trust this run directory, add --trust_vars_pkl "
-            f"(trust_pickle=True).")
-
-
 def make_named(env_name: str, **env_kwargs):
     """``gymnasium.make(env_name, **env_kwargs)``, after the registrations made on demand
     (:func:`~spinup_tf2.envs.tasks.ensure_registered`): what ``--env NAME`` (with
@@ -118,13 +84,15 @@ def make_named(env_name: str, **env_kwargs):
 
 def make(ref: str, render_mode: str | None = None):
     """The environment ``ref`` names (see :func:`ref_of`), made by ``gym.make``, with the
-    statistics of its normalizing wrappers put back and frozen (see :func:`with_state`)."""
+    statistics of its normalizing wrappers put back and frozen (see :func:`with_state`);
+    without the wrappers and render mode a replay leaves out
+    (:func:`~spinup_tf2.envs.trust.replayed`): it renders only as ``render_mode`` says."""
     import gymnasium as gym
     from gymnasium.envs.registration import EnvSpec
 
     state = None
     if ref.startswith("{"):
-        spec = json.loads(ref)
+        spec = replayed(json.loads(ref))
         state = spec.pop(STATE_KEY, None)
         ref = json.dumps(spec)
     target = EnvSpec.from_json(ref) if ref.startswith("{") else ref
@@ -160,7 +128,10 @@ def _chain(env):
 
 def wrapper_state(env) -> list:
     """The running statistics of ``env``'s normalizing wrappers (NormalizeObservation,
-    NormalizeReward), outermost first, as JSON-ready dicts; [] if it has none."""
+    NormalizeReward, with its running discounted return), outermost first, as JSON-ready
+    dicts; [] if it has none."""
+    import numpy as np
+
     state = []
     for layer in _chain(env):
         for attr in _RUNNING_STATS:
@@ -169,29 +140,45 @@ def wrapper_state(env) -> list:
                 state.append(dict(wrapper=type(layer).__name__, attr=attr,
                                   mean=rms.mean.tolist(), var=rms.var.tolist(),
                                   count=float(rms.count)))
+                if "discounted_reward" in layer.__dict__:  # NormalizeReward's running return
+                    state[-1]["discounted_reward"] = np.asarray(
+                        layer.discounted_reward, dtype=np.float64).tolist()
     return state
 
 
-def set_wrapper_state(env, state: list) -> None:
+def stats_attributes(env) -> tuple:
+    """The attributes of ``env``'s normalizing wrappers that hold running statistics
+    (``obs_rms``, ``return_rms`` and NormalizeReward's ``discounted_reward``), as
+    gymnasium's vector environments reach them in each copy (``get_attr``)."""
+    found = [s["attr"] for s in wrapper_state(env)]
+    return tuple(dict.fromkeys(found + (["discounted_reward"] if "return_rms" in found else [])))
+
+
+def set_wrapper_state(env, state: list, freeze: bool = True) -> None:
     """Put :func:`wrapper_state`'s statistics back into the same wrappers of ``env``, and
-    stop them updating: a replay sees observations as the policy saw them at the end of
-    training."""
+    (``freeze``) stop them updating: a replay sees observations as the policy saw them at
+    the end of training; a resumed run (``freeze=False``) goes on updating them."""
     import numpy as np
 
     layers = [(layer, attr) for layer in _chain(env) for attr in _RUNNING_STATS
               if layer.__dict__.get(attr) is not None]
     try:
+        check_stats(state)
         for (layer, attr), saved in zip(layers, state, strict=True):
             rms = getattr(layer, attr)
             mean, var = (np.asarray(saved[k], dtype=rms.mean.dtype) for k in ("mean", "var"))
             if mean.shape != rms.mean.shape or var.shape != rms.var.shape:
                 raise ValueError(f"shapes {mean.shape}, {var.shape} for {rms.mean.shape}")
             rms.mean, rms.var, rms.count = mean, var, float(saved["count"])
+            if "discounted_reward" in saved and "discounted_reward" in layer.__dict__:
+                layer.discounted_reward = np.asarray(saved["discounted_reward"], np.float64)
     except (KeyError, TypeError, ValueError) as err:
         raise SpinupError(f"The saved statistics of the environment's normalizing wrappers "
-                          f"({rundir.ENV_STATE}) do not fit it ({type(err).__name__}: {err}); "
-                          f"the file was altered, or comes from another run.") from None
-    freeze_stats(env)
+                          f"({rundir.ENV_STATE}, or the training checkpoint's) do not fit it "
+                          f"({type(err).__name__}: {err}); the file was altered, or comes "
+                          f"from another run.") from None
+    if freeze:
+        freeze_stats(env)
 
 
 def freeze_stats(env) -> None:
@@ -217,14 +204,67 @@ def save_state(run_dir: str | None, env) -> None:
         rundir.write_text(osp.join(run_dir, rundir.ENV_STATE), json.dumps(state))
 
 
-def read_state(run_dir: str) -> list:
-    """The wrapper statistics :func:`save_state` wrote, [] if none (or unreadable)."""
-    try:
-        with open(osp.join(run_dir, rundir.ENV_STATE)) as f:
-            state = json.load(f)
-    except (OSError, ValueError):
+def read_state(run_dir: str, ref: str | None = None) -> list:
+    """The wrapper statistics :func:`save_state` wrote, checked: [] if there are none and
+    the recorded environment ``ref`` has no normalizing wrapper. A file that is missing
+    where ``ref`` needs it, is not a regular file, does not parse, or holds statistics no
+    run could write (a mean not finite, a variance below 0, a count not above 0) is a
+    :class:`SpinupError` naming it: a replay never runs on statistics it cannot trust."""
+    path = osp.join(run_dir, rundir.ENV_STATE)
+    if not osp.lexists(path):
+        needs = [w for w in _wrapper_names(ref) if w in _NORMALIZING]
+        if needs:
+            raise SpinupError(f"{run_dir}'s config.json records {', '.join(needs)}, whose "
+                              f"statistics the policy was trained with, but {rundir.ENV_STATE} "
+                              f"is missing: the run directory is damaged (or was copied "
+                              f"without it). Copy it back, or use another run.")
         return []
-    return state if isinstance(state, list) else []
+    rundir.check_file(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            state = json.load(f)
+        check_stats(state)
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise SpinupError(f"{path} is damaged ({type(err).__name__}: {str(err)[:160]}): it was "
+                          f"cut short or altered after the run wrote it, so the replay was not "
+                          f"started. Restore it from a copy, or use another run.") from None
+    return state
+
+
+_NORMALIZING = ("NormalizeObservation", "NormalizeReward")
+
+
+def _wrapper_names(ref: str | None) -> list:
+    if not ref or not ref.startswith("{"):
+        return []
+    wrappers = json.loads(ref).get("additional_wrappers") or []
+    return [w.get("name") for w in wrappers if isinstance(w, dict)]
+
+
+def check_stats(state) -> None:
+    """Raise ValueError unless ``state`` is what :func:`wrapper_state` writes: a list of
+    statistics with finite means and variances, variances not negative, counts above 0."""
+    import numpy as np
+
+    if not isinstance(state, list):
+        raise ValueError(f"it holds a JSON {type(state).__name__}, not a list")
+    for i, entry in enumerate(state):
+        if not isinstance(entry, dict) or not {"mean", "var", "count"} <= set(entry):
+            raise ValueError(f"entry {i} is not an object with mean, var and count")
+        try:
+            mean, var, count = (np.asarray(entry[k], dtype=np.float64)
+                                for k in ("mean", "var", "count"))
+        except (TypeError, ValueError):
+            raise ValueError(f"entry {i}'s mean, var or count is not numbers") from None
+        if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(var))):
+            raise ValueError(f"entry {i} ({entry.get('wrapper')}) has a mean or variance that "
+                             f"is not finite")
+        if np.any(var < 0) or mean.shape != var.shape:
+            raise ValueError(f"entry {i} ({entry.get('wrapper')}) has a negative variance, or "
+                             f"a variance of another shape than its mean")
+        if count.shape != () or not (np.isfinite(count) and count > 0):
+            raise ValueError(f"entry {i} ({entry.get('wrapper')}) has the count {entry['count']!r}"
+                             f", not a number above 0")
 
 
 def make_env(env_fn):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from spinup_tf2.envs.episodes import rng_state, set_rng_state
+from spinup_tf2.envs.recording import check_stats
 
 VECTOR_MODES = ("sync", "async")
 
@@ -27,7 +28,11 @@ class VectorEpisodes:
     run starts new episodes in every copy (see :meth:`state`).
     """
 
-    def __init__(self, env_fn, num_envs: int, mode: str, max_ep_len: int, seed: int):
+    def __init__(self, env_fn, num_envs: int, mode: str, max_ep_len: int, seed: int,
+                 stats: tuple = ()):
+        """``stats``: the attributes holding the copies' running statistics (see
+        :func:`~spinup_tf2.envs.recording.stats_attributes`), which a checkpoint keeps
+        per copy."""
         import gymnasium as gym
         from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
@@ -46,7 +51,7 @@ class VectorEpisodes:
             self.envs = AsyncVectorEnv([make] * num_envs, context="spawn", **kwargs)
         else:
             self.envs = SyncVectorEnv([make] * num_envs, **kwargs)
-        self.num_envs, self.first_seed = num_envs, seed
+        self.num_envs, self.first_seed, self.stats = num_envs, seed, tuple(stats)
         self.action_space = self.envs.action_space
         self.action_space.seed(seed)
         self.ep_ret = np.zeros(num_envs)
@@ -86,15 +91,55 @@ class VectorEpisodes:
     def state(self, episode: bool = True) -> dict:
         """The action sampler's generator state (the copies' own generators stay in their
         processes): what a checkpoint keeps."""
-        return dict(first_seed=None, episode_start={}, actions=np.zeros(0),
-                    np_random=rng_state(self.action_space.np_random),
-                    action_space_rng=rng_state(self.action_space.np_random))
+        state = dict(first_seed=None, episode_start={}, actions=np.zeros(0),
+                     np_random=rng_state(self.action_space.np_random),
+                     action_space_rng=rng_state(self.action_space.np_random))
+        if self.stats:  # each copy's, as data
+            state["wrapper_stats"] = {attr: [_plain(v) for v in self.envs.get_attr(attr)]
+                                      for attr in self.stats}
+        return state
 
     def restore(self, state: dict):
-        """After :meth:`state`: the sampler's generator put back and new episodes begun in
-        every copy (seeded from it); returns their first observations."""
+        """After :meth:`state`: the sampler's generator and the copies' normalizing
+        statistics put back, and new episodes begun in every copy (seeded from the
+        generator); returns their first observations."""
+        from gymnasium.wrappers.utils import RunningMeanStd
+
         set_rng_state(self.action_space.np_random, state["action_space_rng"])
+        stats = state.get("wrapper_stats")
+        if self.stats and not isinstance(stats, dict):
+            raise ValueError("the checkpoint has no statistics for the copies' normalizing "
+                             "wrappers (it was written before they were kept)")
+        for attr in self.stats:
+            values = []
+            for v in stats[attr]:
+                if isinstance(v, dict):
+                    check_stats([v])
+                    dtype = np.dtype(v.get("dtype", "float64"))
+                    rms = RunningMeanStd(shape=np.shape(v["mean"]), dtype=dtype)
+                    rms.mean, rms.var = (np.asarray(v[k], dtype) for k in ("mean", "var"))
+                    rms.count = float(v["count"])
+                    v = rms
+                else:
+                    v = np.asarray(v, dtype=np.float64)
+                    if not np.all(np.isfinite(v)):
+                        raise ValueError(f"the copies' {attr} is not finite")
+                values.append(v)
+            if len(values) != self.num_envs:
+                raise ValueError(f"the checkpoint holds statistics for {len(values)} copies, "
+                                 f"not {self.num_envs}")
+            self.envs.set_attr(attr, values)
         return self.reset(seed=int(self.action_space.np_random.integers(2**31)))[0]
 
     def close(self) -> None:
         self.envs.close()
+
+
+def _plain(value):
+    """A normalizing wrapper's statistic as JSON-ready data."""
+    from gymnasium.wrappers.utils import RunningMeanStd
+
+    if isinstance(value, RunningMeanStd):
+        return dict(mean=np.asarray(value.mean).tolist(), var=np.asarray(value.var).tolist(),
+                    count=float(value.count), dtype=str(np.asarray(value.mean).dtype))
+    return np.asarray(value, dtype=np.float64).tolist()

@@ -98,7 +98,7 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
     ref = envs.ref_of(config)
     if ref is not None and not trust_pickle:
         envs.check_trusted(ref, f"{fpath}'s config.json")
-    ref = envs.with_state(ref, envs.read_state(fpath))  # NormalizeObservation's statistics
+    ref = envs.with_state(ref, envs.read_state(fpath, ref))  # NormalizeObservation's statistics
     # Runs before 0.2 recorded only env_name; a null env_spec says it could not be recorded.
     recorded = ref is not None and config.get("env_spec", "") is not None
     if render_mode is not None:
@@ -222,15 +222,32 @@ def check_saved_model_ops(fpath: str) -> None:
     """Refuse, before TensorFlow loads it, a SavedModel in the folder ``fpath`` whose
     functions hold operations a policy does not need (:data:`POLICY_OPS`): a crafted
     model could read or write files, or run code, when test_policy or export calls it.
-    The saver's own functions may also hold :data:`SAVER_OPS`."""
+    The saver's own functions may also hold :data:`SAVER_OPS`. The check fails closed:
+    the folder's files must all be regular files of bounded size
+    (:func:`~spinup_tf2.rundir.check_tree`), and the graph is read as TensorFlow's loader
+    would read it (``saved_model.pb``, else ``saved_model.pbtxt``); one that cannot be
+    read so is refused, not passed to the loader."""
+    from google.protobuf import message, text_format
     from tensorflow.core.protobuf import saved_model_pb2
 
+    rundir.check_tree(fpath)
     model = saved_model_pb2.SavedModel()
+    pb, pbtxt = osp.join(fpath, "saved_model.pb"), osp.join(fpath, "saved_model.pbtxt")
     try:
-        with open(osp.join(fpath, "saved_model.pb"), "rb") as f:
-            model.ParseFromString(f.read())
-    except Exception:
-        return  # not readable as a SavedModel: load_saved_model says so
+        if osp.lexists(pb):
+            with open(pb, "rb") as f:
+                model.ParseFromString(f.read())
+        elif osp.lexists(pbtxt):
+            with open(pbtxt, encoding="utf-8") as f:
+                text_format.Parse(f.read(), model)
+        else:
+            raise OSError("it holds neither saved_model.pb nor saved_model.pbtxt")
+    except (OSError, UnicodeDecodeError, message.DecodeError, text_format.ParseError) as err:
+        raise SpinupError(
+            f"The saved model in {fpath} cannot be loaded: its graph cannot be read "
+            f"({type(err).__name__}: {str(err)[:160]}), so its operations cannot be checked; "
+            f"it is cut short or damaged. Try an earlier save with --itr N if the run kept "
+            f"numbered ones (save_freq), or train again.") from None
     bad = {}
     for graph in model.meta_graphs:
         functions = {fn.signature.name: fn for fn in graph.graph_def.library.function}
@@ -274,7 +291,9 @@ def load_saved_model(fpath: str, trust_saved_model: bool = False):
     """The SavedModel in the folder ``fpath`` (with its ``mu`` and ``pi``
     functions), or a :class:`SpinupError` saying why it cannot be used; unless
     ``trust_saved_model``, only after :func:`check_saved_model_ops`."""
-    if not trust_saved_model:
+    if trust_saved_model:
+        rundir.check_tree(fpath)  # trusted to hold code, never to be a FIFO or a device
+    else:
         check_saved_model_ops(fpath)
     tf = import_tensorflow()
     try:

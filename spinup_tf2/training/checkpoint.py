@@ -15,6 +15,7 @@ previous checkpoint whole (see :func:`spinup_tf2.rundir.atomic_dir`).
 from __future__ import annotations
 
 import json
+import os
 import os.path as osp
 import re
 import zipfile
@@ -188,6 +189,7 @@ class TrainingCheckpoint:
         folder = rundir.existing_dir(osp.join(self.output_dir, rundir.TRAIN_STATE))
         try:
             with np.load(osp.join(folder, "arrays.npz"), allow_pickle=False) as data:
+                self._check_sizes(data.zip)
                 arrays = NpzArrays(data)
                 state = _arrays_in(_read_checkpoint_state(folder), arrays)
                 self._assign_variables(arrays)
@@ -208,6 +210,22 @@ class TrainingCheckpoint:
               f"(env step {state['t']}).", flush=True)
         return o, state["t"], state["ep_ret"], state["ep_len"], state["elapsed"]
 
+
+    def _check_sizes(self, archive: zipfile.ZipFile) -> None:
+        """Raise ValueError if the arrays in ``archive`` would hold more than this run's
+        variables, replay buffer and agent do (with room for the headers): more is a
+        crafted or damaged checkpoint, never read into memory."""
+        room = sum(v.nbytes for v in vars(self.replay_buffer).values()
+                   if isinstance(v, np.ndarray))
+        if not room:  # a buffer of one's own that keeps its data otherwise: no bound known
+            return
+        room += sum(int(np.prod(v.shape)) * np.dtype(getattr(v.dtype, "name", v.dtype)).itemsize
+                    for v in self.variables.values() if None not in v.shape)
+        room += (1 << 26) + 256 * len(self.variables)
+        declared = sum(info.file_size for info in archive.infolist())
+        if declared > room:
+            raise ValueError(f"its arrays would take {declared:,} bytes, more than the "
+                             f"{room:,} this run's model and replay buffer hold")
 
     def _assign_variables(self, arrays: "NpzArrays") -> None:
         """Every variable from ``arrays``, by name (or, from a release 0.2 checkpoint,
@@ -354,11 +372,17 @@ class NpzArrays:
                     raise ValueError(f"{name} in arrays.npz is cut short")
 
 
+# The most arrays.npz may hold: its arrays were in this machine's memory when it was written.
+MAX_ARRAYS_BYTES = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
 def _read_checkpoint_state(folder: str) -> dict:
     """state.json of the checkpoint in ``folder``, after checking that it parses and
     that every array in arrays.npz reads back whole (zip CRCs): a damaged
     checkpoint is refused before anything is written."""
     try:
+        rundir.check_file(osp.join(folder, "state.json"))
+        rundir.check_file(osp.join(folder, "arrays.npz"), limit=MAX_ARRAYS_BYTES)
         with open(osp.join(folder, "state.json")) as f:
             state = json.load(f)
         _check_state_types(state)

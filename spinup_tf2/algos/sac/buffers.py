@@ -48,14 +48,16 @@ class ReplayBuffer:
                     buf_size=np.array(self.size))
 
     def load_state_arrays(self, arrays: dict) -> None:
-        """Refill the buffer from :meth:`state_arrays`."""
-        n = int(arrays["buf_size"])
+        """Refill the buffer from :meth:`state_arrays`, after checking each value against
+        what a buffer of this size could have written (see :func:`check_pointers`)."""
+        n, ptr = check_pointers(arrays, self.max_size)
         if n > self.max_size:
             raise SpinupError(f"The checkpoint's replay buffer holds {n} transitions, more than "
                               f"replay_size={self.max_size}.")
         for name in ("obs", "obs2", "act", "rew", "done"):
-            getattr(self, name + "_buf")[:n] = arrays["buf_" + name]
-        self.ptr, self.size = int(arrays["buf_ptr"]), n
+            buf = getattr(self, name + "_buf")
+            buf[:n] = check_shape(arrays["buf_" + name], (n, *buf.shape[1:]), "buf_" + name)
+        self.ptr, self.size = ptr, n
 
     def sample_batch(self, batch_size: int = 32, rng: np.random.Generator | None = None,
                      n_batches: int | None = None) -> dict:
@@ -72,3 +74,26 @@ class ReplayBuffer:
         return {k: np.take(buf, idxs, axis=0) for k, buf in (
             ("obs", self.obs_buf), ("obs2", self.obs2_buf), ("act", self.act_buf),
             ("rew", self.rew_buf), ("done", self.done_buf))}
+
+
+def check_shape(array: np.ndarray, shape: tuple, name: str) -> np.ndarray:
+    """``array``, if it has exactly ``shape`` (numpy would broadcast a length-1 array into
+    the whole buffer without a word); else a ValueError naming it."""
+    if tuple(np.shape(array)) != tuple(shape):
+        raise ValueError(f"{name} has shape {list(np.shape(array))}, not {list(shape)}")
+    return array
+
+
+def check_pointers(arrays: dict, max_size: int) -> tuple[int, int]:
+    """``(size, ptr)`` of a ring buffer's checkpoint, checked to be what a buffer of
+    ``max_size`` writes: 0 <= size, 0 <= ptr < max_size, and ptr == size until the ring
+    is full. Anything else (a pointer of -500 would resume on other data) is a ValueError
+    that the checkpoint reports as damaged."""
+    n, ptr = (check_shape(arrays[k], (), k) for k in ("buf_size", "buf_ptr"))
+    if not (np.issubdtype(n.dtype, np.integer) and np.issubdtype(ptr.dtype, np.integer)):
+        raise ValueError(f"buf_size and buf_ptr are {n.dtype} and {ptr.dtype}, not integers")
+    n, ptr = int(n), int(ptr)
+    if n < 0 or not 0 <= ptr < max_size or (n < max_size and ptr != n % max_size):
+        raise ValueError(f"the replay buffer's pointers (size {n}, ptr {ptr}) are not ones a "
+                         f"buffer of replay_size={max_size} writes")
+    return n, ptr

@@ -15,6 +15,8 @@ from collections import deque
 
 import numpy as np
 
+from spinup_tf2.algos.sac.buffers import check_shape
+
 
 class FrameReplayBuffer:
     """Transitions of stacked-frame observations, each frame stored once.
@@ -129,6 +131,10 @@ class FrameReplayBuffer:
         if stored - oldest > self.max_size or len(frame_idx) != n:
             raise ValueError(f"the checkpoint's pixel replay buffer holds {stored - oldest} "
                              f"transitions, not what replay_size={self.max_size} keeps")
+        self._check_counts(frames_written, stored, oldest, frame_idx, ends)
+        for name in ("act", "rew", "done"):
+            check_shape(arrays["buf_" + name], (n, *getattr(self, name + "_buf").shape[1:]),
+                        "buf_" + name)
         if hasattr(arrays, "into"):
             arrays.into("buf_frames", self.frames[:nf])
         else:
@@ -138,6 +144,25 @@ class FrameReplayBuffer:
         self._ends.clear()
         self._ends.extend((np.array(o), np.array(i)) for o, i in ends)
         self.frames_written, self.stored, self.oldest = frames_written, stored, oldest
+
+    def _check_counts(self, frames_written: int, stored: int, oldest: int, frame_idx,
+                      ends: list) -> None:
+        """Raise ValueError unless a checkpoint's counters and frame positions are ones
+        this buffer could have written: every frame a sampled transition (or an open
+        episode's end) names is still in the ring (a position off by 10^9 would train on
+        whatever frame sits there)."""
+        if not 0 <= oldest <= stored or frames_written < 0:
+            raise ValueError(f"the pixel replay buffer's counters (frames {frames_written}, "
+                             f"stored {stored}, oldest {oldest}) are not ones it writes")
+        first = max(0, frames_written - self.n_frames)
+        live = np.arange(oldest, stored) % self.max_size
+        positions = [np.asarray(frame_idx)[live]] + [np.asarray(i) for _, i in ends]
+        for pos in positions:
+            if pos.size and not (np.issubdtype(pos.dtype, np.integer)
+                                 and pos.min() >= first and pos.max() < frames_written):
+                raise ValueError(f"the pixel replay buffer names frames outside the "
+                                 f"{frames_written - first} it holds ({first} to "
+                                 f"{frames_written - 1})")
 
     def _frames_of(self, obs: np.ndarray) -> np.ndarray:
         """``(stack, H, W, C)``: the frames of a stacked observation, oldest first."""

@@ -27,6 +27,7 @@ import numpy as np
 
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.agent import Agent
+from spinup_tf2.algos.sac.buffers import check_pointers, check_shape
 from spinup_tf2.algos.sac.fast_path import action_noise
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.tf_setup import import_tensorflow
@@ -267,14 +268,15 @@ class SequenceReplayBuffer:
         return dict(arrays, buf_ptr=np.array(self.ptr), buf_size=np.array(self.size))
 
     def load_state_arrays(self, arrays: dict) -> None:
-        """Refill the buffer from :meth:`state_arrays`."""
-        n = int(arrays["buf_size"])
+        """Refill the buffer from :meth:`state_arrays`, checked as the plain buffer's."""
+        n, ptr = check_pointers(arrays, self.max_size)
         if n > self.max_size:
             raise SpinupError(f"The checkpoint's replay buffer holds {n} transitions, more than "
                               f"replay_size={self.max_size}.")
         for name in self.NAMES:
-            getattr(self, name + "_buf")[:n] = arrays["buf_" + name]
-        self.ptr, self.size = int(arrays["buf_ptr"]), n
+            buf = getattr(self, name + "_buf")
+            buf[:n] = check_shape(arrays["buf_" + name], (n, *buf.shape[1:]), "buf_" + name)
+        self.ptr, self.size = ptr, n
 
     def sample_batch(self, batch_size: int = 32, rng: np.random.Generator | None = None,
                      n_batches: int | None = None) -> dict:

@@ -394,7 +394,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
     # What steps: env, or num_envs copies of it (then env only records how they are made).
     collector = env if num_envs == 1 else VectorEpisodes(env_fn, num_envs, vector_mode,
-                                                         max_ep_len, seed)
+                                                         max_ep_len, seed,
+                                                         envs.stats_attributes(env))
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
