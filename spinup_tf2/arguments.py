@@ -21,7 +21,8 @@ class Arg(NamedTuple):
 
     ``kind``: ``int``, ``float``, ``bool``, ``str``, ``dict``, or ``object`` (anything
     else: a function, a class, a number or a string); ``low``: the smallest value of an
-    ``int`` checked by the plain rule (None: checked by a rule of its own); ``free``: a
+    ``int`` checked by the plain rule (None: checked by a rule of its own); ``high``: the
+    largest, where there is one; ``free``: a
     resumed run may give another value; ``since``: the release that added it (a run made
     before has none in its config.json, and resumes as if it had the default); ``where``:
     ``'sac'`` (an argument of ``sac()``), ``'switch'`` (a launcher on/off flag),
@@ -34,6 +35,7 @@ class Arg(NamedTuple):
     default: Any = None
     low: int | None = None
     free: bool = False
+    high: int | None = None
     since: str = "0.1"
     where: str = "sac"
     help: str = ""
@@ -81,12 +83,12 @@ LAUNCHER_ARGS = (
         help="--recurrent: the recurrent actor-critic (memory, for partial observations)."),
     Arg("pixels", "bool", False, where="switch", since="0.2",
         help="--pixels: learn from the environment's rendered frames (DrQ's SAC)."),
-    Arg("action_repeat", "int", 1, where="pixels", since="0.2",
-        help="--action_repeat N: with --pixels, each action repeated N times."),
-    Arg("frame_stack", "int", 3, where="pixels", since="0.2",
-        help="--frame_stack N: with --pixels, frames per observation."),
-    Arg("image_size", "int", 84, where="pixels", since="0.2",
-        help="--image_size N: with --pixels, frames of N x N pixels."),
+    Arg("action_repeat", "int", 1, low=1, high=100, where="pixels", since="0.2",
+        help="--action_repeat N: with --pixels, each action repeated N times (1-100)."),
+    Arg("frame_stack", "int", 3, low=1, high=16, where="pixels", since="0.2",
+        help="--frame_stack N: with --pixels, frames per observation (1-16)."),
+    Arg("image_size", "int", 84, low=16, high=1024, where="pixels", since="0.2",
+        help="--image_size N: with --pixels, frames of N x N pixels (16-1024)."),
     Arg("num_cpu", "object", 1, where="run",
         help="--cpu N: MPI processes per run ('auto': one per core)."),
     Arg("data_dir", "str", where="run",
@@ -116,6 +118,7 @@ ADDED_ARGS = {a.name: a.default for a in SAC_ARGS if a.since != "0.1"}
 # and the run-level flags (ExperimentGrid.run's arguments), with their defaults.
 SWITCHES = {a.name: a.default for a in LAUNCHER_ARGS if a.where == "switch"}
 PIXEL_OPTIONS = {a.name: a.default for a in LAUNCHER_ARGS if a.where == "pixels"}
+PIXEL_BOUNDS = {a.name: (a.low, a.high) for a in LAUNCHER_ARGS if a.where == "pixels"}
 STRING_KEYS = frozenset(a.name for a in LAUNCHER_ARGS if a.kind == "str")
 RUN_KEYS = [a.name for a in LAUNCHER_ARGS if a.where == "run"]
 

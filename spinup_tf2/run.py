@@ -93,8 +93,18 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
             if len(val) != 1:
                 raise SpinupError(f"You can only provide one value for {k}; got {val}.")
             run_kwargs[RUN_ARG_NAMES.get(k, k)] = val[0]
-    check_writable_dir(run_kwargs.get("data_dir") or DEFAULT_DATA_DIR, "--data_dir")
+    check_writable_dir(run_kwargs.get("data_dir", DEFAULT_DATA_DIR), "--data_dir")
 
+    # The launcher's own checks need no grid: made before one of a million variants is built.
+    if run_kwargs.get("backend", "local") == "local" and not run_kwargs.get("oversubscribe"):
+        from spinup_tf2.launch.processes import resolve_num_cpu
+
+        resolve_num_cpu(run_kwargs.get("num_cpu", 1), run_kwargs.get("parallel", 1))
+    if run_kwargs.get("num_cpu", 1) != 1 and True in arg_dict.get("resume", []):
+        raise SpinupError(f"--resume with --cpu {run_kwargs['num_cpu']}: a data-parallel run "
+                          f"saves no training checkpoint (it would need every process's buffer "
+                          f"and environments), so it cannot be resumed. Nothing was launched. "
+                          f"Resume runs made with one process (--cpu 1).")
     from spinup_tf2.launch.grid import ExperimentGrid
 
     eg = ExperimentGrid(name=exp_name)
@@ -109,11 +119,6 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
     if not named_run and any(v.get("resume") for v in variants) and (
             run_kwargs.get("datestamp") or FORCE_DATESTAMP):
         refuse_datestamped_resume(eg, variants, run_kwargs.get("data_dir"), args, cmd_given)
-    if run_kwargs.get("num_cpu", 1) != 1 and any(v.get("resume") for v in variants):
-        raise SpinupError(f"--resume with --cpu {run_kwargs['num_cpu']}: a data-parallel run "
-                          f"saves no training checkpoint (it would need every process's buffer "
-                          f"and environments), so it cannot be resumed. Nothing was launched. "
-                          f"Resume runs made with one process (--cpu 1).")
     eg.run(algo, **run_kwargs)
 
 

@@ -172,6 +172,8 @@ def output_dir_for(exp_name: str, seed: int | None = None, data_dir: str | None 
     if seed is not None:
         stamp = time.strftime("%Y-%m-%d_%H-%M-%S") + "-" if datestamp else ""
         relpath = osp.join(relpath, f"{stamp}{exp_name}_s{seed}")
+    if data_dir is not None and not str(data_dir).strip():
+        check_writable_dir(data_dir, "data_dir")  # '' is not "the default": refused
     return osp.join(data_dir or DEFAULT_DATA_DIR, relpath)
 
 
@@ -209,6 +211,16 @@ def check_exp_name(exp_name) -> None:
                           f"becomes a directory inside the data directory, so it must be "
                           f"non-empty, without '/' and not '.' or '..', e.g. --exp_name "
                           f"pendulum. Put runs elsewhere with --data_dir.")
+    if len(exp_name.encode("utf-8")) > MAX_EXP_NAME:
+        raise SpinupError(f"exp_name of {len(exp_name.encode('utf-8'))} bytes "
+                          f"({exp_name[:40]!r}...) is too long: it becomes a folder name, which "
+                          f"holds at most 255 bytes with the seed and date a run adds (_s<seed>, "
+                          f"YYYY-MM-DD_HH-MM-SS-), so exp_name may have at most {MAX_EXP_NAME}. "
+                          f"Give a shorter --exp_name. Nothing was written.")
+
+
+# The longest exp_name: a folder name holds 255 bytes, and a run adds a date and a seed.
+MAX_EXP_NAME = 200
 
 
 def name_fragment(v) -> str:
@@ -446,6 +458,13 @@ def check_writable_dir(path: str, what: str) -> None:
     """Raise :class:`SpinupError` unless ``path`` is, or can be made as, a directory
     this process may write in; ``what`` names it in the message (e.g. ``'--data_dir'``).
     Nothing is created: the nearest existing ancestor is what is checked."""
+    if not isinstance(path, str) or not path.strip():
+        from spinup_tf2.user_config import DEFAULT_DATA_DIR
+
+        raise SpinupError(f"{what} {path!r} names no directory (an empty name would put the "
+                          f"runs in the default data directory, not where asked). Give a "
+                          f"directory, e.g. --data_dir ~/spinup_data, or leave {what} out for "
+                          f"the default, {DEFAULT_DATA_DIR}.")
     probe = osp.abspath(path)
     while not osp.exists(probe):
         probe = osp.dirname(probe)

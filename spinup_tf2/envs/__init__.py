@@ -45,6 +45,7 @@ from spinup_tf2.envs.platform import (  # noqa: F401
 )
 from spinup_tf2.envs.recording import (  # noqa: F401
     STATE_KEY,
+    check_first_step,
     describe,
     freeze_stats,
     make,

@@ -15,9 +15,14 @@ from collections import deque
 import gymnasium as gym
 import numpy as np
 
+from spinup_tf2.arguments import PIXEL_BOUNDS
 from spinup_tf2.envs.tasks import ensure_registered
 from spinup_tf2.errors import SpinupError
 
+# PixelObservation's arguments: the smallest and largest value of each (--image_size,
+# --frame_stack, --action_repeat on the command line).
+BOUNDS = {"size": PIXEL_BOUNDS["image_size"], "frame_stack": PIXEL_BOUNDS["frame_stack"],
+          "action_repeat": PIXEL_BOUNDS["action_repeat"]}
 # The wrapper that makes a pixel task of an environment that renders (--pixels).
 PIXEL_WRAPPER = "spinup_tf2.envs:PixelObservation"
 
@@ -36,13 +41,15 @@ class PixelObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(self, size=size, frame_stack=frame_stack,
                                                  action_repeat=action_repeat)
         gym.Wrapper.__init__(self, env)
-        bad = [f"{k}={v!r}" for k, v in (("size", size), ("frame_stack", frame_stack),
-                                          ("action_repeat", action_repeat))
-               if not (isinstance(v, (int, np.integer)) and v >= 1)]
+        bad = [f"{k}={v!r} ({BOUNDS[k][0]}-{BOUNDS[k][1]})"
+               for k, v in (("size", size), ("frame_stack", frame_stack),
+                            ("action_repeat", action_repeat))
+               if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                       and BOUNDS[k][0] <= v <= BOUNDS[k][1])]
         if bad:
             raise SpinupError(f"PixelObservation got {', '.join(bad)}; each must be a whole "
-                              f"number >= 1 (defaults: size=84, frame_stack=3, "
-                              f"action_repeat=1).")
+                              f"number within the bounds given (defaults: size=84, "
+                              f"frame_stack=3, action_repeat=1).")
         if env.render_mode != "rgb_array":
             raise SpinupError(f"PixelObservation needs an environment made with "
                               f"render_mode='rgb_array'; this one has {env.render_mode!r}.")

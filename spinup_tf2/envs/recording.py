@@ -267,6 +267,75 @@ def check_stats(state) -> None:
                              f", not a number above 0")
 
 
+def check_first_step(env, where: str = "env_fn") -> None:
+    """Try ``env`` as a run will use it, before anything is written: a reset and one step
+    with a valid action (the middle of a Box, a Discrete space's first action). What
+    fails there (arguments the constructor took but stepping rejects, such as
+    ``--env_kwargs`` of the wrong kind) or returns what SAC cannot store (an observation
+    of another shape than its space, a reward that is not a number, ``terminated`` or
+    ``truncated`` that are not booleans) is a :class:`SpinupError` naming it and what
+    ``step`` should return. ``where`` says where the environment came from. The
+    environment's normalizing statistics are put back afterwards (its random generator
+    is reseeded by the run's first reset)."""
+    import numpy as np
+    from gymnasium import spaces
+
+    stats, space = wrapper_state(env), env.observation_space
+    kwargs = getattr(env.spec, "kwargs", None) or {}
+    given = {k: v for k, v in kwargs.items() if k != "render_mode"}
+    try:
+        o = env.reset()[0]
+        act_space = policy_action_space(env)
+        if isinstance(act_space, spaces.Box):
+            action = np.clip(np.zeros(act_space.shape), act_space.low, act_space.high)
+            action = action.astype(act_space.dtype)
+        elif isinstance(act_space, spaces.Discrete):
+            action = act_space.start
+        else:
+            action = act_space.sample()
+        o2, r, terminated, truncated, _ = env.step(action)
+    except SpinupError:
+        raise
+    except Exception as err:  # a user's environment may raise anything
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        raise SpinupError(
+            f"The environment from {where} fails at its first step ({type(err).__name__}: "
+            f"{first})" + (f"; it was made with the arguments {given} (gym.make's kwargs, "
+                           f"--env_kwargs on the command line): one of them is likely of the "
+                           f"wrong kind" if given and where == "env_fn" else "")
+            + ". Nothing was written.") from None
+    finally:
+        if stats:
+            set_wrapper_state(env, stats, freeze=False)
+    bad = []
+    for when, obs in (("reset", o), ("step", o2)):
+        if isinstance(space, spaces.Box) and np.shape(obs) != space.shape:
+            bad.append(f"an observation of shape {list(np.shape(obs))} from {when} where its "
+                       f"observation_space {space} says {list(space.shape)}")
+        elif isinstance(space, spaces.Box) and np.asarray(obs).dtype.kind not in "biuf":
+            bad.append(f"an observation of type {np.asarray(obs).dtype} from {when} (not "
+                       f"numbers)")
+    if isinstance(r, (bool, np.bool_)) or np.ndim(r) != 0 or not _is_number(r):
+        bad.append(f"reward={r!r} ({type(r).__name__}), not a number")
+    for name, flag in (("terminated", terminated), ("truncated", truncated)):
+        if not isinstance(flag, (bool, np.bool_)):
+            bad.append(f"{name}={flag!r} ({type(flag).__name__}), not True or False")
+    if bad:
+        raise SpinupError(
+            f"The environment from {where} returned {'; '.join(bad)} at its first steps. "
+            f"env.step(action) must return (observation, reward, terminated, truncated, "
+            f"info): an observation that fits observation_space, the reward as a float, "
+            f"terminated and truncated as booleans, info a dict. Nothing was written.")
+
+
+def _is_number(x) -> bool:
+    try:
+        float(x)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def make_env(env_fn):
     """``env_fn()``, checked to be an environment; one whose optional dependency (Box2D,
     MuJoCo, ...) is missing is a :class:`SpinupError` saying what to install."""

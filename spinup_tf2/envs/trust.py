@@ -24,6 +24,7 @@ import re
 
 import gymnasium as gym
 
+from spinup_tf2.envs.pixels import BOUNDS as PIXEL_BOUNDS
 from spinup_tf2.envs.pixels import PIXEL_WRAPPER
 from spinup_tf2.envs.tasks import ensure_registered
 from spinup_tf2.errors import SpinupError
@@ -146,8 +147,7 @@ def _entry(name: str) -> str:
 
 
 REPLAYED_WRAPPERS = {_entry(name): args for name, args in _GYMNASIUM_WRAPPERS.items()}
-REPLAYED_WRAPPERS[PIXEL_WRAPPER] = dict(size=_count(1, 1024), frame_stack=_count(1, 16),
-                                        action_repeat=_count(1, 100))
+REPLAYED_WRAPPERS[PIXEL_WRAPPER] = {k: _count(*bounds) for k, bounds in PIXEL_BOUNDS.items()}
 NOT_REPLAYED = frozenset(_entry(name) for name in _NOT_REPLAYED)
 
 

@@ -20,7 +20,7 @@ from typing import Callable
 # --recurrent is actor_critic="recurrent", the recurrent variant's record, see
 # processes.experiment_command); how --pixels makes its pixel task (spinup_tf2.envs.make_pixels,
 # PIXEL_OPTIONS); flags whose values are always names, never parsed as Python (STRING_KEYS).
-from spinup_tf2.arguments import PIXEL_OPTIONS, RUN_KEYS, STRING_KEYS, SWITCHES  # noqa: F401
+from spinup_tf2.arguments import PIXEL_BOUNDS, PIXEL_OPTIONS, RUN_KEYS, STRING_KEYS, SWITCHES  # noqa: F401
 from spinup_tf2.errors import SpinupError
 
 # Command line shorthands for convenience.
@@ -357,13 +357,14 @@ def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict
 
 def check_pixel_options(variant: dict) -> None:
     """Refuse --action_repeat, --frame_stack or --image_size without --pixels, or with
-    a value that is not a whole number >= 1."""
+    a value that is not a whole number within its bounds (:data:`PIXEL_BOUNDS`)."""
     for key in PIXEL_OPTIONS:
         if key not in variant:
             continue
-        value = variant[key]
-        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-            raise SpinupError(f"--{key} must be a whole number >= 1; got {value!r}.")
+        value, (low, high) = variant[key], PIXEL_BOUNDS[key]
+        if not (isinstance(value, int) and not isinstance(value, bool) and low <= value <= high):
+            raise SpinupError(f"--{key} must be a whole number from {low} to {high}; got "
+                              f"{value!r}. Nothing was written.")
         if not variant.get("pixels"):
             raise SpinupError(f"--{key} {value} sets how --pixels renders the environment "
                               f"into a pixel task, but this command (or a variant of its "
@@ -373,8 +374,10 @@ def check_pixel_options(variant: dict) -> None:
 def check_env_kwargs(variants: list[dict]) -> None:
     """Refuse ``env_kwargs`` (``gym.make``'s keyword arguments: ``--env_kwargs:key value`` or
     ``--env_kwargs "dict(key=value)"``) that are not a dict, or that the environment does not
-    take: each distinct set is tried once by making the environment."""
-    from spinup_tf2.envs import make_named
+    take: each distinct set is tried once by making the environment and stepping it once
+    (:func:`~spinup_tf2.envs.recording.check_first_step`: a value the constructor takes may
+    still fail at the first step)."""
+    from spinup_tf2.envs import check_first_step, make_named
 
     tried = set()
     for variant in variants:
@@ -390,10 +393,14 @@ def check_env_kwargs(variants: list[dict]) -> None:
             continue
         tried.add(key)
         try:
-            make_named(env_name, **env_kwargs).close()
+            env = make_named(env_name, **env_kwargs)
         except Exception as err:  # an env's constructor may raise anything for a bad value
             first = (str(err).strip().splitlines() or [""])[0][:200]
             raise SpinupError(f"--env_kwargs {env_kwargs!r}: gymnasium.make({env_name!r}, ...) "
                               f"refused them ({type(err).__name__}: {first}). Nothing was "
                               f"launched. Give arguments {env_name}'s constructor takes (see "
                               f"its documentation), or max_episode_steps.") from None
+        try:
+            check_first_step(env, f"--env_kwargs {env_kwargs!r}")
+        finally:
+            env.close()

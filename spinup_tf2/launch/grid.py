@@ -221,14 +221,7 @@ class ExperimentGrid:
         if backend == "local" and (address or worker_dir):
             raise SpinupError("--ray_address and --ray_worker_dir (address, worker_dir) are for "
                               "--backend ray (backend='ray'); add it, or leave them out.")
-        self.print()
-        variants = self.variants()
-        names = sorted(set(self.variant_name(var) for var in variants))
-        line = "=" * DIV_LINE_WIDTH
-        print("\n" + colorize("Preparing to run the following experiments...", color="green",
-                              bold=True) + "\n\n" + "\n".join(names) + "\n\n" + line)
-        self._check_output_dirs(variants, data_dir, datestamp)
-        # Refuse a bad num_cpu or parallel before the countdown.
+        # Refuse a bad num_cpu or parallel before anything else: it needs no grid.
         if backend == "ray":
             from spinup_tf2.launch.ray_backend import check_ray_installed
 
@@ -238,6 +231,13 @@ class ExperimentGrid:
             worker_dir = osp.abspath(worker_dir) if worker_dir else data_dir
         else:
             num_cpu = resolve_num_cpu(num_cpu, parallel, oversubscribe)
+        self.print()
+        variants = self.variants()
+        names = sorted(set(self.variant_name(var) for var in variants))
+        line = "=" * DIV_LINE_WIDTH
+        print("\n" + colorize("Preparing to run the following experiments...", color="green",
+                              bold=True) + "\n\n" + "\n".join(names) + "\n\n" + line)
+        self._check_output_dirs(variants, data_dir, datestamp)
 
         if WAIT_BEFORE_LAUNCH > 0:
             print(colorize("\nLaunch delayed to give you a few seconds to review your "

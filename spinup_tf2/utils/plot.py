@@ -206,6 +206,22 @@ def _check_columns(data: list[pd.DataFrame], value: str, xaxis: str) -> None:
             raise SpinupError(f"{datum.attrs.get('logdir', 'A run')} has no column "
                               f"{missing!r}{why}. Columns there: {', '.join(cols)}; give one "
                               f"with --value (or --xaxis).")
+    for column in (value, xaxis):
+        for datum in data:
+            if not pd.api.types.is_numeric_dtype(datum[column]):
+                words = ", ".join(map(repr, datum[column].astype(str).unique()[:3]))
+                raise SpinupError(f"{datum.attrs.get('logdir', 'A run')}'s column {column!r} "
+                                  f"holds words ({words}), not numbers, so it cannot be "
+                                  f"plotted. Give a numeric column with --value (or --xaxis).")
+        empty = [d.attrs.get("logdir", "a run") for d in data if d[column].isna().all()]
+        if len(empty) == len(data):
+            raise SpinupError(f"The column {column!r} holds no numbers in any run (all NaN: "
+                              f"{', '.join(empty[:3])}{', ...' if len(empty) > 3 else ''}), "
+                              f"so there is nothing to plot. Give another --value (or --xaxis).")
+        if empty:
+            print(colorize(f"Warning: {column!r} holds no numbers (all NaN) in "
+                           f"{', '.join(empty[:3])}{', ...' if len(empty) > 3 else ''}; those "
+                           f"runs are left out of its curve.", "yellow"))
 
 
 def plot_data(data: list[pd.DataFrame], xaxis: str = "Epoch", value: str = "AverageEpRet",
@@ -378,9 +394,15 @@ def make_plots(all_logdirs, legend=None, xaxis="TotalEnvInteracts", values="Perf
         elif headless:
             path = _free_name(all_logdirs[0].rstrip(os.sep) + f"_{value}", ".png")
         if path:
-            os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
-            with rundir.atomic_file(path) as tmp:  # a kill never leaves half a PNG
-                fig.savefig(tmp, dpi=100)
+            try:
+                os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
+                with rundir.atomic_file(path) as tmp:  # a kill never leaves half a PNG
+                    fig.savefig(tmp, dpi=100)
+            except OSError as err:  # a full disk, no permission, a file-size limit
+                raise SpinupError(f"The figure could not be written to {path} "
+                                  f"({err.strerror or type(err).__name__}); no partial file "
+                                  f"was left there. Give --savefig a path on a disk with room "
+                                  f"that you may write.") from None
             written.append(path)
             print(("Saved the figure of %s to %s" % (value, path))
                   + (" (no display to show it on)" if headless else ""))

@@ -32,6 +32,7 @@ from gymnasium import spaces
 
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.frame_buffer import FrameReplayBuffer  # noqa: F401 (re-exported)
+from spinup_tf2.errors import SpinupError
 from spinup_tf2.tf_setup import import_tensorflow
 
 tf = import_tensorflow()
@@ -46,6 +47,14 @@ class PixelEncoder(keras.Model):
     def __init__(self, obs_shape: tuple, conv_filters: int = 32, conv_layers: int = 4,
                  **kwargs):
         super().__init__(**kwargs)
+        smallest = 2 * (2 * (conv_layers - 1)) + 3  # what leaves one pixel after the convs
+        if min(obs_shape[:2]) < smallest:
+            raise SpinupError(
+                f"The observations are images of {obs_shape[0]}x{obs_shape[1]} pixels, "
+                f"smaller than the pixel encoder takes: its {conv_layers} 3x3 convolutions "
+                f"(the first of stride 2) need at least {smallest}x{smallest}. Render larger "
+                f"frames (--image_size {max(smallest, 16)} or more), or give fewer "
+                f"conv_layers in ac_kwargs. Nothing was written.")
         self.convs = [keras.layers.Conv2D(conv_filters, 3, strides=2 if i == 0 else 1,
                                           activation="relu", name=f"conv{i}")
                       for i in range(conv_layers)]

@@ -102,11 +102,14 @@ class RecurrentActorCritic(core.ActorCritic):
                  activation: Callable = tf.nn.relu, memory_size: int = 64,
                  sequence_length: int = 10, burn_in: int = 10,
                  obs_normalizer: core.ObsNormalizer | None = None):
-        for name, value, low in (("memory_size", memory_size, 1),
-                                 ("sequence_length", sequence_length, 1), ("burn_in", burn_in, 0)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        for name, value, low, high in (("memory_size", memory_size, 1, 4096),
+                                       ("sequence_length", sequence_length, 1, 1000),
+                                       ("burn_in", burn_in, 0, 1000)):
+            if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                    or not low <= value <= high):
                 raise SpinupError(f"RecurrentActorCritic got {name}={value!r} (ac_kwargs); it "
-                                  f"must be a whole number >= {low}.")
+                                  f"must be a whole number from {low} to {high}. Nothing was "
+                                  f"written.")
         obs_dim = observation_space.shape[0]
         self.discrete = hasattr(action_space, "n")
         self.memory_size, self.sequence_length = int(memory_size), int(sequence_length)

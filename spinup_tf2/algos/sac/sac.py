@@ -371,6 +371,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     discrete, obs_dim, act_dim, n_noise = check_spaces(
         env.observation_space, envs.policy_action_space(env), normalize_obs)
     variant, actor_critic = pick_variant(actor_critic, ac_kwargs, env.observation_space, discrete)
+    envs.check_first_step(test_env)  # what fails only when stepped, before anything is written
     config["actor_critic"] = actor_critic
     unrecorded = record_env(config, env)
     videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded)
