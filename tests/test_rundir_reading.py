@@ -229,3 +229,24 @@ def test_the_replay_as_written_still_runs(runs, tmp_path, capfd):
     out = copy_of(runs, "p", tmp_path)
     run_tiny(out, lambda: gym.make("Pendulum-P-v1"), num_test_episodes=1, epochs=2, resume=True)
     assert len((out / "progress.txt").read_text().splitlines()) == 3
+
+
+def test_a_recorded_environment_that_cannot_be_made_is_a_paragraph(runs, tmp_path, capfd):
+    """Arguments the constructor refuses (or a file it cannot parse) were a traceback."""
+    out = copy_of(runs, "p", tmp_path)
+    edit_spec(out, lambda s: dict(s, kwargs=dict(s["kwargs"], nonsense=1)))
+    res = run_main(capfd, "test_policy", str(out), "-nr", "-n", "1")
+    assert_clean_error(res, "could not be made (TypeError", "Nothing was run")
+
+
+def test_files_named_in_a_recorded_environment_are_checked_before_they_are_opened(tmp_path):
+    """A MuJoCo xml_file that is a FIFO would hang the replay; a device would read forever."""
+    fifo = tmp_path / "model.xml"
+    os.mkfifo(fifo)
+    spec = dict(id="Hopper-v5", entry_point="gymnasium.envs.mujoco.hopper_v5:HopperEnv",
+                kwargs=dict(xml_file=str(fifo)), additional_wrappers=[])
+    with pytest.raises(SpinupError, match="is a FIFO, not a file a run writes"):
+        envs.check_trusted(json.dumps(spec), "config.json")
+    fifo.unlink()
+    fifo.write_text("<mujoco/>")
+    envs.check_trusted(json.dumps(spec), "config.json")  # a regular file: the replay may try

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import os.path as osp
 import re
 
 import gymnasium as gym
 
+from spinup_tf2 import rundir
 from spinup_tf2.envs.pixels import BOUNDS as PIXEL_BOUNDS
 from spinup_tf2.envs.pixels import PIXEL_WRAPPER
 from spinup_tf2.envs.tasks import ensure_registered
@@ -205,7 +208,8 @@ def _untrusted(spec: dict) -> str | None:
             bad = _untrusted_id(kwargs[key], None, False)
             if bad:
                 return f"{bad}, as the argument {key} of {spec.get('id')}"
-    bad = _module_string(kwargs, f"the arguments of {spec.get('id')}")
+    bad = (_module_string(kwargs, f"the arguments of {spec.get('id')}")
+           or _special_file(kwargs))
     if bad:
         return bad
     wrappers = spec.get("additional_wrappers") or []
@@ -246,6 +250,19 @@ def _module_string(value, where: str) -> str | None:
         bad = _module_string(item, where)
         if bad:
             return bad
+    return None
+
+
+def _special_file(kwargs: dict) -> str | None:
+    """Why a file an argument names (a MuJoCo ``xml_file``) may not be opened: it must be a
+    regular file of bounded size, as every file a replay reads (a FIFO would hang the
+    replay, a device would read without end); None if every one may."""
+    for key, value in kwargs.items():
+        if isinstance(value, str) and os.sep in value and osp.lexists(value):
+            try:
+                rundir.check_file(value)
+            except SpinupError as err:
+                return f"the file {key}={value!r}, which cannot be read: {err}"
     return None
 
 

@@ -132,7 +132,18 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
                   f"{type(env).__name__}).", flush=True)
     if recorded:
         print(f"Rebuilding the environment {envs.describe(ref)} from config.json.")
-        return make_isolated(ref)
+        try:
+            return make_isolated(ref)
+        except SpinupError:
+            raise
+        except Exception as err:  # a constructor may raise anything for what it is given
+            first = (str(err).strip().splitlines() or [""])[0][:200]
+            raise SpinupError(
+                f"The environment recorded in {fpath}'s config.json ({envs.describe(ref)}) "
+                f"could not be made ({type(err).__name__}: {first}): its recorded arguments "
+                f"are not ones it takes, or a file it names is not what it should be. Nothing "
+                f"was run. Make the environment yourself and call run_policy(env, get_action) "
+                f"(docs/user/shipping.md).") from None
     if not trust_pickle:
         bare = (f", and the bare {config['env_name']} would not be the same environment"
                 if config.get("env_name") else "")
