@@ -109,3 +109,29 @@ def like_a_terminal():
     default, as under a terminal, even when pytest itself was started in the
     background of a script (which ignores SIGINT, and children inherit that)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+class NoRender:
+    """A task that renders nothing (no render modes): what --pixels cannot watch. Made
+    by name (``helpers:NoRender``) in a rendering process, so it lives in this module."""
+
+    def __new__(cls, render_mode=None):
+        import gymnasium as gym
+        import numpy as np
+
+        class _NoRender(gym.Env):
+            metadata = {"render_modes": []}
+            observation_space = gym.spaces.Box(-1, 1, (3,), np.float32)
+            action_space = gym.spaces.Box(-1, 1, (1,), np.float32)
+
+            def __init__(self, render_mode=None):
+                self.render_mode = render_mode
+
+            def reset(self, seed=None, options=None):
+                super().reset(seed=seed)
+                return np.zeros(3, np.float32), {}
+
+            def step(self, action):
+                return np.zeros(3, np.float32), 0.0, False, False, {}
+
+        return _NoRender(render_mode)

@@ -125,3 +125,21 @@ def test_plot_on_a_file_size_limit_is_a_paragraph_and_leaves_no_file(words_and_n
     assert_clean_error(res, f"The figure could not be written to {out} (File too large)",
                        "no partial file")
     assert os.listdir(tmp_path) == ["exp"]
+
+
+def test_pixels_of_an_environment_that_cannot_render_is_named_as_such(tmp_path):
+    """It was blamed on the OpenGL platform (install EGL); a class as the entry point was a
+    traceback from gymnasium's JSON."""
+    from helpers import NoRender
+
+    from spinup_tf2.envs import make_pixels
+
+    gym.register("NoRenderByName-v0", entry_point="helpers:NoRender", max_episode_steps=20)
+    gym.register("NoRenderByClass-v0", entry_point=NoRender, max_episode_steps=20)
+    out = tmp_path / "run"
+    with pytest.raises(SpinupError, match="must render RGB frames") as err:
+        sac(lambda: make_pixels("NoRenderByName-v0", 32), epochs=1, steps_per_epoch=2000,
+            logger_kwargs=dict(output_dir=str(out)))
+    assert "OpenGL" not in str(err.value) and (not out.exists() or not os.listdir(out))
+    with pytest.raises(SpinupError, match="not a 'module:Name' string"):
+        make_pixels("NoRenderByClass-v0", 32)

@@ -115,6 +115,13 @@ def pixel_ref(env_name: str, size: int = 84, frame_stack: int = 3, action_repeat
     wrapper = WrapperSpec("PixelObservation", PIXEL_WRAPPER,
                           dict(size=size, frame_stack=frame_stack,
                                action_repeat=action_repeat))
+    if not isinstance(spec.entry_point, str):
+        raise SpinupError(f"--pixels renders {env_name} in a process of its own, which makes it "
+                          f"from its registration; {env_name}'s entry point is the Python "
+                          f"object {getattr(spec.entry_point, '__qualname__', spec.entry_point)}"
+                          f", not a 'module:Name' string, so it cannot be passed there. "
+                          f"Register it by name: "
+                          f"gymnasium.register({env_name!r}, entry_point='your_module:YourEnv').")
     return dataclasses.replace(spec, kwargs=kwargs, additional_wrappers=(wrapper,)).to_json()
 
 

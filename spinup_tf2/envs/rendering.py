@@ -26,6 +26,11 @@ INSTALL_GL = ("Headless MuJoCo rendering needs an OpenGL platform: EGL (Debian/U
               "display) or OSMesa (apt-get install libosmesa6, then MUJOCO_GL=osmesa).")
 
 
+# What in a rendering failure points at the OpenGL platform (or a renderer that crashed),
+# rather than at an environment that does not render.
+_GL_SIGNS = ("gl", "osmesa", "mujoco", "display", "exit code -")
+
+
 def make_isolated(ref: str, render_mode: str | None = None):
     """The environment ``ref`` names, made by :func:`spinup_tf2.envs.recording.make`; a pixel task
     (:func:`spinup_tf2.is_pixel_ref`) in a :class:`RenderingEnv` of its own, since
@@ -120,6 +125,11 @@ class RenderingEnv(gym.Env):
                     f"display that accepts windows and the env's rendering extra (e.g. pip "
                     f"install 'gymnasium[classic-control]'). Add --norender (-nr) to run "
                     f"without a window, or record a video: --video run.mp4.")
+        if not any(w in reason.lower() for w in _GL_SIGNS):
+            return (f"{self.env_name} could not render a frame ({reason}): the environment "
+                    f"must render RGB frames (render_mode='rgb_array' among its metadata's "
+                    f"render_modes) for --pixels, a video or a rendered replay. Give an "
+                    f"environment that renders, or one whose observations are images.")
         return (f"{self.env_name} could not render a frame off-screen ({reason}; MUJOCO_GL="
                 f"{os.environ.get('MUJOCO_GL', 'unset')}). " + INSTALL_GL)
 
