@@ -143,3 +143,22 @@ def test_pixels_of_an_environment_that_cannot_render_is_named_as_such(tmp_path):
     assert "OpenGL" not in str(err.value) and (not out.exists() or not os.listdir(out))
     with pytest.raises(SpinupError, match="not a 'module:Name' string"):
         make_pixels("NoRenderByClass-v0", 32)
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "tflite"])
+def test_export_on_a_file_size_limit_is_a_paragraph_and_leaves_no_file(tmp_path, fmt):
+    """A write the disk refuses (here RLIMIT_FSIZE: past it writes fail with EFBIG, as on a
+    full disk) says what failed, and no partial file is left at the name asked for."""
+    from helpers import run_tiny
+
+    run = run_tiny(tmp_path / "run", num_test_episodes=1)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))  # the policy file takes more
+
+    out = tmp_path / f"policy.{fmt}"
+    res = subprocess.run([sys.executable, "-m", "spinup_tf2.run", "export", run, "--format", fmt,
+                          "--out", str(out)], capture_output=True, text=True, timeout=300,
+                         preexec_fn=limit, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert_clean_error(res, f"--out '{out}' cannot be written (File too large)")
+    assert sorted(os.listdir(tmp_path)) == ["run"]
