@@ -1,8 +1,8 @@
 """spinup_tf2: OpenAI Spinning Up's Soft Actor-Critic in TensorFlow 2 / Keras 3.
 
-``from spinup_tf2 import sac`` (also ``sac_tf2``), ``crossq``, ``tqc``, ``EpochLogger``, ``Logger``,
-``ExperimentGrid``. The names load on first use, so that the command line can
-check its arguments before paying for TensorFlow's import.
+``from spinup_tf2 import sac`` (also ``sac_tf2``), ``crossq``, ``tqc``, ``droq``,
+``EpochLogger``, ``Logger``, ``ExperimentGrid``. The names load on first use, so that the
+command line can check its arguments before paying for TensorFlow's import.
 """
 
 import importlib
@@ -14,6 +14,7 @@ _EXPORTS = {
     "sac_tf2": ("spinup_tf2.algos.sac.sac", "sac"),
     "crossq": ("spinup_tf2.algos.crossq.crossq", "crossq"),
     "tqc": ("spinup_tf2.algos.tqc.tqc", "tqc"),
+    "droq": ("spinup_tf2.algos.droq.droq", "droq"),
     "EpochLogger": ("spinup_tf2.utils.logx", "EpochLogger"),
     "Logger": ("spinup_tf2.utils.logx", "Logger"),
     "ExperimentGrid": ("spinup_tf2.utils.run_utils", "ExperimentGrid"),

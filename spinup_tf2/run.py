@@ -1,6 +1,7 @@
 """The command line: ``python -m spinup_tf2.run CMD [ARGS...]``.
 
-``CMD`` is ``sac`` / ``sac_tf2``, ``crossq`` / ``crossq_tf2`` or ``tqc`` / ``tqc_tf2``
+``CMD`` is ``sac`` / ``sac_tf2``, ``crossq`` / ``crossq_tf2``, ``tqc`` / ``tqc_tf2`` or
+``droq`` / ``droq_tf2``
 (launch a grid of experiments), ``plot``,
 ``test_policy`` or ``export``. Flags follow Spinning Up's grammar
 (:mod:`spinup_tf2.launch.flags`). A command's module is imported only when it runs, so
@@ -42,6 +43,7 @@ ALGOS: dict[str, tuple[FunctionPath, Callable]] = {
     "sac_tf2": (FunctionPath("spinup_tf2.algos.sac.sac:sac"), check_sac_args),
     "crossq_tf2": (FunctionPath("spinup_tf2.algos.crossq.crossq:crossq"), check_sac_args),
     "tqc_tf2": (FunctionPath("spinup_tf2.algos.tqc.tqc:tqc"), check_sac_args),
+    "droq_tf2": (FunctionPath("spinup_tf2.algos.droq.droq:droq"), check_sac_args),
 }
 
 
@@ -220,6 +222,8 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "crossq_tf2": lambda argv: run_algo("crossq_tf2", argv),
     "tqc": lambda argv: run_algo("tqc", argv),
     "tqc_tf2": lambda argv: run_algo("tqc_tf2", argv),
+    "droq": lambda argv: run_algo("droq", argv),
+    "droq_tf2": lambda argv: run_algo("droq_tf2", argv),
     "plot": _lazy("spinup_tf2.utils.plot"),
     "test_policy": _lazy("spinup_tf2.utils.test_policy"),
     "export": _lazy("spinup_tf2.policy.export"),

@@ -179,6 +179,8 @@ def test_crossq_runs_with_its_own_defaults(tmp_path):
      "CrossQ got --pixels"),
     ("tqc", "Truncated Quantile Critics", "top_quantiles_to_drop_per_net", "--recurrent",
      "TQC got --recurrent"),
+    ("droq", "DroQ: SAC with dropout and layer normalization", "dropout_rate", "--pixels",
+     "DroQ got --pixels"),
 ])
 def test_a_family_command_shows_its_settings_and_refuses_what_it_cannot_take(
         tmp_path, cmd, doc, setting, flag, refusal):

@@ -107,7 +107,8 @@ def check_sac_args(args: dict):
          f"sac() got num_envs={num_envs} with a recurrent actor-critic (--recurrent), which "
          f"steps one environment. Nothing was written. Use num_envs=1, or several MPI "
          f"processes (--cpu).")
-    family = {"crossq": "CrossQ", "tqc": "TQC"}.get(ac) if isinstance(ac, str) else None
+    family = ({"crossq": "CrossQ", "tqc": "TQC", "droq": "DroQ"}.get(ac) if isinstance(ac, str)
+              else None)
     need(not (family and (args.get("recurrent") or args.get("pixels"))),
          f"{family} got --{'recurrent' if args.get('recurrent') else 'pixels'}; {family} takes "
          f"vector observations with its own MLP actor-critic. Nothing was launched. Drop the "

@@ -9,7 +9,8 @@ often the policy steps, Adam's betas; the actor-critic's ``critics`` say how man
 
 The records here: ``mlp`` (Spinning Up's SAC), ``discrete`` (SAC for discrete actions),
 ``pixels`` (DrQ's SAC from images), ``recurrent`` (memory), ``crossq``
-(:mod:`spinup_tf2.algos.sac.crossq`) and ``tqc`` (:mod:`spinup_tf2.algos.sac.tqc`). A new
+(:mod:`spinup_tf2.algos.sac.crossq`), ``tqc`` (:mod:`spinup_tf2.algos.sac.tqc`) and ``droq``
+(:mod:`spinup_tf2.algos.sac.droq`). A new
 kind is a new record; see "How to add a variant" in ``docs/design.md``. An actor-critic
 class names its record with a class attribute ``variant`` (a record's name, or a
 :class:`Variant` itself).
@@ -21,7 +22,7 @@ import functools
 from dataclasses import dataclass
 from typing import Callable
 
-from spinup_tf2.algos.sac import core, crossq, pixels, recurrent, tqc
+from spinup_tf2.algos.sac import core, crossq, droq, pixels, recurrent, tqc
 from spinup_tf2.algos.sac.agent import MLPAgent
 from spinup_tf2.algos.sac.buffers import ReplayBuffer
 from spinup_tf2.algos.sac.checks import check_ac_kwargs, check_memory, is_image_space
@@ -127,7 +128,9 @@ CROSSQ = Variant("crossq", crossq.CrossQActorCritic, crossq.crossq_losses, trans
                  critic_losses=functools.partial(crossq.crossq_losses, policy=False))
 TQC = Variant("tqc", tqc.TQCActorCritic, tqc.tqc_losses, transition_buffer, MLPAgent,
               core.ActorCriticExport)
-VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT, CROSSQ, TQC)}
+DROQ = Variant("droq", droq.DroQActorCritic, continuous_losses, transition_buffer, MLPAgent,
+               core.ActorCriticExport, policy_delay=20)
+VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT, CROSSQ, TQC, DROQ)}
 
 
 def variant_of(ac) -> Variant:
@@ -176,10 +179,10 @@ def pick_variant(actor_critic, ac_kwargs: dict, observation_space, discrete: boo
     else:
         variant = MLP
     mpi = variant is CROSSQ and num_procs() > 1  # its statistics are not averaged
-    if variant in (CROSSQ, TQC) and (images or discrete or mpi):
+    if variant in (CROSSQ, TQC, DROQ) and (images or discrete or mpi):
         what = ("image observations" if images else "a Discrete action space" if discrete
                 else f"{num_procs()} MPI processes (--cpu)")
-        name = {CROSSQ: "CrossQ", TQC: "TQC"}[variant]
+        name = {CROSSQ: "CrossQ", TQC: "TQC", DROQ: "DroQ"}[variant]
         raise SpinupError(f"sac() got {what} with {name} (actor_critic={variant.name!r}), "
                           f"which takes vector observations and Box actions"
                           + (" in one process (its Batch Renormalization statistics are not "

@@ -1,0 +1,87 @@
+"""DroQ (Hiraoka et al., ICLR 2022): SAC with dropout and layer normalization in the
+critics, run at a high update-to-data ratio.
+
+What changes against SAC, all of it here and in the ``droq`` variant record
+(:mod:`spinup_tf2.algos.sac.variants`):
+
+- each critic's hidden layer is Dense, then Dropout (rate 0.01), then LayerNorm, then the
+  activation (the order of the paper's code and SBX); dropout is on whenever the losses
+  call a critic, the target critics' included, and off in the exported ``q1``/``q2``;
+- ``droq()`` runs 20 updates per environment step (``updates_per_step=20``) and steps the
+  policy once per 20 critic updates (the record's ``policy_delay``), as SBX's DroQ
+  configuration does.
+
+The losses are SAC's (:func:`~spinup_tf2.algos.sac.losses.continuous_losses`). Dropout
+draws from Keras' seeded generators, whose states are variables of the critics: the same
+seed gives the same run, and a checkpoint resumes it exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from spinup_tf2.algos.sac import core
+from spinup_tf2.errors import SpinupError
+from spinup_tf2.tf_setup import import_tensorflow
+
+tf = import_tensorflow()
+import keras  # noqa: E402
+
+
+class DropoutQFunction(core.ObsModel):
+    """Q(s, a) with ``Dense -> Dropout -> LayerNorm -> activation`` hidden layers, squeezed
+    to shape (batch,). ``training`` (True unless given) turns dropout on."""
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
+                 activation: Callable, dropout_rate: float, obs_normalizer=None, **kwargs):
+        super().__init__(obs_normalizer, **kwargs)
+        self.hidden = []
+        for j, width in enumerate(hidden_sizes):
+            self.hidden += [keras.layers.Dense(width, name=f"dense{j}"),
+                            keras.layers.Dropout(dropout_rate, name=f"dropout{j}"),
+                            keras.layers.LayerNormalization(name=f"norm{j}")]
+        self.activation, self.out = activation, keras.layers.Dense(1, name="out")
+        self(tf.zeros((1, obs_dim)), tf.zeros((1, act_dim)))
+
+    def call(self, obs, act, training=True):
+        x = tf.concat([self.prepare_obs(obs), act], axis=-1)
+        for dense, dropout, norm in zip(*[iter(self.hidden)] * 3):
+            x = self.activation(norm(dropout(dense(x), training=training)))
+        return tf.squeeze(self.out(x), -1)
+
+
+class DroQActorCritic(core.ActorCritic):
+    """DroQ's actor-critic: SAC's actor ``.pi`` and two critics ``.q1``, ``.q2``
+    (:class:`DropoutQFunction`).
+
+    Args:
+        observation_space: A 1-D ``gymnasium.spaces.Box``.
+        action_space: A ``gymnasium.spaces.Box`` whose bounds are ``[-a, a]``.
+        hidden_sizes (tuple): Widths of the hidden layers of the actor and the critics.
+        activation: Activation after every hidden layer.
+        dropout_rate (float): The critics' dropout, in [0, 1) (0.01, the paper's).
+        obs_normalizer: Shared by all networks (``normalize_obs=True``).
+    """
+
+    variant = "droq"
+    discrete = False
+
+    def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
+                 activation: Callable = tf.nn.relu, dropout_rate: float = 0.01,
+                 obs_normalizer=None):
+        if (isinstance(dropout_rate, bool) or not isinstance(dropout_rate, (int, float))
+                or not 0 <= dropout_rate < 1):
+            raise SpinupError(f"DroQ got dropout_rate={dropout_rate!r}; it must be a number in "
+                              f"[0, 1) (the paper: 0.01). Nothing was written.")
+        obs_dim, act_dim = observation_space.shape[0], action_space.shape[0]
+        self.obs_normalizer = obs_normalizer
+        self.pi = core.SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, activation,
+                                                float(action_space.high[0]), obs_normalizer,
+                                                name="pi")
+        self.q1, self.q2 = (DropoutQFunction(obs_dim, act_dim, hidden_sizes, activation,
+                                             float(dropout_rate), obs_normalizer, name=name)
+                            for name in ("q1", "q2"))
+
+    def critic(self, i: int, obs, act=None):
+        """Critic ``i``'s Q values without dropout (what ``tf2_save/`` exports)."""
+        return self.critics[i](obs, act, training=False)
