@@ -244,7 +244,7 @@ def read_config(run_dir: str) -> dict | None:
     path = osp.join(run_dir, CONFIG)
     if not osp.exists(path):
         return None
-    _check_regular(path)
+    check_file(path)
     try:
         with open(path, encoding="utf-8") as f:
             config = json.load(f)
@@ -274,7 +274,7 @@ def read_progress(run_dir: str):
 
 def _progress_lines(path: str) -> tuple[str, list[str], list[tuple[str, str]]]:
     """``(header, whole rows, [(where, why) for each skipped line])``."""
-    _check_regular(path)
+    check_file(path)
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     header, body, tail = lines[0], lines[1:-1], lines[-1] if len(lines) > 1 else ""
@@ -290,13 +290,6 @@ def _progress_lines(path: str) -> tuple[str, list[str], list[tuple[str, str]]]:
         skipped.append(("the last line", "it was cut mid-line (the run was writing it, or "
                                          "the file was cut short)"))
     return header, rows, skipped
-
-
-def _check_regular(path: str, limit: int | None = None) -> None:
-    """Refuse a file read back from a run directory that is not a regular file of at most
-    ``limit`` bytes (default :data:`MAX_TEXT_BYTES`): a FIFO would block its reader
-    forever, a device would read without end, a symbolic link would read a file elsewhere."""
-    check_file(path, limit)
 
 
 # The most a file read back from a run directory may hold: a run writes these files small
@@ -370,7 +363,7 @@ def progress_digest(run_dir: str, rows: int) -> str | None:
     """SHA-256 of progress.txt's header and first ``rows`` rows (None if it has fewer):
     what ties a training checkpoint to the progress.txt it was saved beside."""
     try:
-        _check_regular(osp.join(run_dir, PROGRESS))
+        check_file(osp.join(run_dir, PROGRESS))
         with open(osp.join(run_dir, PROGRESS), "rb") as f:
             lines = f.read().splitlines(keepends=True)
     except (OSError, SpinupError):
@@ -386,7 +379,7 @@ def open_progress(run_dir: str, keep_rows: int | None = None, fname: str = PROGR
     first ``keep_rows`` whole rows. Returns ``(file, header or None, rows kept)``."""
     path = osp.join(run_dir, fname)
     if osp.lexists(path):
-        _check_regular(path)  # opening a FIFO to write would wait for a reader forever
+        check_file(path)  # opening a FIFO to write would wait for a reader forever
     if keep_rows is None or not osp.exists(path):
         return open(path, "w", encoding="utf-8"), None, 0
     with open(path, encoding="utf-8") as f:
