@@ -1,6 +1,6 @@
 """spinup_tf2: OpenAI Spinning Up's Soft Actor-Critic in TensorFlow 2 / Keras 3.
 
-``from spinup_tf2 import sac`` (also ``sac_tf2``), ``crossq``, ``tqc``, ``droq``,
+``from spinup_tf2 import sac`` (also ``sac_tf2``), ``crossq``, ``tqc``, ``droq``, ``redq``,
 ``EpochLogger``, ``Logger``, ``ExperimentGrid``. The names load on first use, so that the
 command line can check its arguments before paying for TensorFlow's import.
 """
@@ -15,6 +15,7 @@ _EXPORTS = {
     "crossq": ("spinup_tf2.algos.crossq.crossq", "crossq"),
     "tqc": ("spinup_tf2.algos.tqc.tqc", "tqc"),
     "droq": ("spinup_tf2.algos.droq.droq", "droq"),
+    "redq": ("spinup_tf2.algos.redq.redq", "redq"),
     "EpochLogger": ("spinup_tf2.utils.logx", "EpochLogger"),
     "Logger": ("spinup_tf2.utils.logx", "Logger"),
     "ExperimentGrid": ("spinup_tf2.utils.run_utils", "ExperimentGrid"),

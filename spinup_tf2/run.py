@@ -1,8 +1,7 @@
 """The command line: ``python -m spinup_tf2.run CMD [ARGS...]``.
 
-``CMD`` is ``sac`` / ``sac_tf2``, ``crossq`` / ``crossq_tf2``, ``tqc`` / ``tqc_tf2`` or
-``droq`` / ``droq_tf2``
-(launch a grid of experiments), ``plot``,
+``CMD`` is ``sac`` / ``sac_tf2``, ``crossq`` / ``crossq_tf2``, ``tqc`` / ``tqc_tf2``,
+``droq`` / ``droq_tf2`` or ``redq`` / ``redq_tf2`` (launch a grid of experiments), ``plot``,
 ``test_policy`` or ``export``. Flags follow Spinning Up's grammar
 (:mod:`spinup_tf2.launch.flags`). A command's module is imported only when it runs, so
 launching SAC imports neither pandas nor matplotlib (nor TensorFlow: the experiment's own
@@ -12,6 +11,7 @@ process does), and every command ends through :func:`spinup_tf2.errors.cli_main`
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import os
 import subprocess
@@ -44,6 +44,7 @@ ALGOS: dict[str, tuple[FunctionPath, Callable]] = {
     "crossq_tf2": (FunctionPath("spinup_tf2.algos.crossq.crossq:crossq"), check_sac_args),
     "tqc_tf2": (FunctionPath("spinup_tf2.algos.tqc.tqc:tqc"), check_sac_args),
     "droq_tf2": (FunctionPath("spinup_tf2.algos.droq.droq:droq"), check_sac_args),
+    "redq_tf2": (FunctionPath("spinup_tf2.algos.redq.redq:redq"), check_sac_args),
 }
 
 
@@ -216,14 +217,8 @@ def _lazy(path: str) -> Callable[[list[str]], int]:
 
 # What each command runs, given the arguments after the command's name.
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
-    "sac": lambda argv: run_algo("sac", argv),
-    "sac_tf2": lambda argv: run_algo("sac_tf2", argv),
-    "crossq": lambda argv: run_algo("crossq", argv),
-    "crossq_tf2": lambda argv: run_algo("crossq_tf2", argv),
-    "tqc": lambda argv: run_algo("tqc", argv),
-    "tqc_tf2": lambda argv: run_algo("tqc_tf2", argv),
-    "droq": lambda argv: run_algo("droq", argv),
-    "droq_tf2": lambda argv: run_algo("droq_tf2", argv),
+    **{cmd: functools.partial(run_algo, cmd)
+       for algo in DEFAULT_BACKEND for cmd in (algo, f"{algo}_{DEFAULT_BACKEND[algo]}")},
     "plot": _lazy("spinup_tf2.utils.plot"),
     "test_policy": _lazy("spinup_tf2.utils.test_policy"),
     "export": _lazy("spinup_tf2.policy.export"),

@@ -49,4 +49,4 @@ DEFAULT_SHORTHAND = True
 WAIT_BEFORE_LAUNCH = _env_seconds("SPINUP_TF2_WAIT_BEFORE_LAUNCH", 5)
 
 # One backend: `sac` means `sac_tf2`.
-DEFAULT_BACKEND = {"sac": "tf2", "crossq": "tf2", "tqc": "tf2", "droq": "tf2"}
+DEFAULT_BACKEND = {"sac": "tf2", "crossq": "tf2", "tqc": "tf2", "droq": "tf2", "redq": "tf2"}

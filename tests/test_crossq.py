@@ -181,6 +181,8 @@ def test_crossq_runs_with_its_own_defaults(tmp_path):
      "TQC got --recurrent"),
     ("droq", "DroQ: SAC with dropout and layer normalization", "dropout_rate", "--pixels",
      "DroQ got --pixels"),
+    ("redq", "Randomized Ensembled Double Q-learning", "subset_size", "--recurrent",
+     "REDQ got --recurrent"),
 ])
 def test_a_family_command_shows_its_settings_and_refuses_what_it_cannot_take(
         tmp_path, cmd, doc, setting, flag, refusal):

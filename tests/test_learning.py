@@ -87,3 +87,19 @@ def test_droq_learns_pendulum_within_3k_steps(tmp_path):
     test_returns = column(out, "AverageTestEpRet")
     print(f"AverageTestEpRet by epoch {[round(r, 1) for r in test_returns]}")
     assert test_returns[-1] > -400, test_returns
+
+
+@pytest.mark.slow
+def test_redq_learns_pendulum_within_3k_steps(tmp_path):
+    """REDQ (10 critics, the backup's minimum over 2 drawn at random, the policy on their
+    mean, 20 updates per step) at its own settings (critics 64 wide here for time) swings
+    Pendulum up in 3,000 steps, where SAC needs about 8,000 (here: -1,250, -121, -172)."""
+    from spinup_tf2 import redq
+
+    out = str(tmp_path / "redq")
+    redq(lambda: gym.make("Pendulum-v1"), seed=0, epochs=3, steps_per_epoch=1000,
+         start_steps=500, update_after=500, num_test_episodes=5,
+         ac_kwargs=dict(hidden_sizes=(64, 64)), logger_kwargs=dict(output_dir=out))
+    test_returns = column(out, "AverageTestEpRet")
+    print(f"AverageTestEpRet by epoch {[round(r, 1) for r in test_returns]}")
+    assert test_returns[-1] > -400, test_returns

@@ -7,7 +7,7 @@ versions with gymnasium's defaults), 350k steps (88 epochs of 4,000) for each se
     python benchmarks/learning/learning.py --env Hopper-v5 --seed 10
     python benchmarks/learning/learning.py --epochs 75 --dry_run # list what would run
     python benchmarks/learning/learning.py --suite dmc        # from pixels: pip install -e ".[dmc]"
-    python benchmarks/learning/learning.py --suite crossq     # CrossQ at 100k steps (tqc, droq)
+    python benchmarks/learning/learning.py --suite crossq     # CrossQ at 100k (tqc, droq, redq)
 
 ``--suite dmc`` is the pixel benchmark of issue 25, DeepMind Control from pixels as DrQ
 measured it (84x84, 3 frames, 100k environment frames): cartpole-swingup at action repeat 8
@@ -16,13 +16,14 @@ epochs of 2,500 steps), seeds 0, 10, 20; DrQ's settings (alpha learned from 0.1,
 0.99, 1,000 random steps, replay 100k) except the batch, 128 for 512 (a quarter of the
 arithmetic on a CPU). About 2.7 and 5.3 hours per seed on 2 cores.
 
-``--suite crossq``, ``--suite tqc`` and ``--suite droq`` are the SAC family's evidence (issue
-51), 100k steps (25 epochs of 4,000) run by ``spinup_tf2.crossq``, ``.tqc``, ``.droq`` with their
-defaults. TQC: HalfCheetah and Hopper, seeds 0, 10, 20. CrossQ: HalfCheetah, Hopper,
-Walker2d and Ant, seeds 0, 10, ..., 40, critics ``--critic_width`` wide: 512 by default,
-since on 2 cores of an AMD EPYC the update ran at 46 updates/s at 512 and 15.7 at SBX's
-1024 (the paper's 2048 was not timed). ``--suite droq``: Hopper and HalfCheetah, seeds 0, 10,
-20, at DroQ's 20 updates per step. Into ``data/benchmarks/<suite>-<env>/``.
+``--suite crossq``, ``tqc``, ``droq`` and ``redq`` are the SAC family's evidence (issue 51),
+100k steps (25 epochs of 4,000) run by ``spinup_tf2.crossq``, ``.tqc``, ``.droq`` and
+``.redq`` with their defaults. TQC: HalfCheetah and Hopper, seeds 0, 10, 20. CrossQ:
+HalfCheetah, Hopper, Walker2d and Ant, seeds 0, 10, ..., 40, critics ``--critic_width``
+wide: 512 by default, since on 2 cores of an AMD EPYC the update ran at 46 updates/s at 512
+and 15.7 at SBX's 1024 (the paper's 2048 was not timed). ``--suite droq``: Hopper and
+HalfCheetah, seeds 0, 10, 20, at DroQ's 20 updates per step. ``--suite redq``: Hopper, seeds
+0, 10, 20. Into ``data/benchmarks/<suite>-<env>/``.
 
 The comparison is made at 100k, 200k and 300k steps, on curves smoothed over
 11 points of 10k steps as Spinning Up's are. Running on to 350k lets the window
@@ -59,7 +60,8 @@ DMC = {"dm_control/cartpole-swingup-v0": ([0, 10, 20, 30, 40],
 # --suite crossq / tqc: the SAC family's evidence at 100k steps (each run by its own function,
 # with its defaults): the tasks and seeds of each.
 FAMILY = {"crossq": (ENVS[:4], SEEDS), "tqc": (["HalfCheetah-v5", "Hopper-v5"], [0, 10, 20]),
-          "droq": (["Hopper-v5", "HalfCheetah-v5"], [0, 10, 20])}
+          "droq": (["Hopper-v5", "HalfCheetah-v5"], [0, 10, 20]),
+          "redq": (["Hopper-v5"], [0, 10, 20])}
 DMC_SETTINGS = dict(pixels=True, batch_size=128, alpha="auto_0.1", polyak=0.99,
                     replay_size=100_000, start_steps=1000, update_after=1000)
 

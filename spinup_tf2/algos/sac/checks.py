@@ -38,6 +38,9 @@ MOVED_FROM_LOGGER_KWARGS = ("overwrite", "video_freq")
 LOGGER_KWARGS = ("output_dir", "exp_name", "output_fname", "tensorboard", "outputs")
 # Seeds fit Keras' 32 bits with room for the offsets of MPI ranks and the test environment.
 SEED_LIMIT = 2**31
+# The SAC family's variant records (:mod:`spinup_tf2.algos.sac.variants`), by the names
+# their papers give them: each takes vector observations and Box actions only.
+FAMILY_NAMES = {"crossq": "CrossQ", "tqc": "TQC", "droq": "DroQ", "redq": "REDQ"}
 
 
 def run_settings(args: dict, note: bool = False,
@@ -107,8 +110,7 @@ def check_sac_args(args: dict):
          f"sac() got num_envs={num_envs} with a recurrent actor-critic (--recurrent), which "
          f"steps one environment. Nothing was written. Use num_envs=1, or several MPI "
          f"processes (--cpu).")
-    family = ({"crossq": "CrossQ", "tqc": "TQC", "droq": "DroQ"}.get(ac) if isinstance(ac, str)
-              else None)
+    family = FAMILY_NAMES.get(ac) if isinstance(ac, str) else None
     need(not (family and (args.get("recurrent") or args.get("pixels"))),
          f"{family} got --{'recurrent' if args.get('recurrent') else 'pixels'}; {family} takes "
          f"vector observations with its own MLP actor-critic. Nothing was launched. Drop the "

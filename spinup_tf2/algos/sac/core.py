@@ -204,8 +204,9 @@ class ActorCritic:
 
     @property
     def critics(self) -> tuple:
-        """The critics, in order: ``(q1, q2)`` (a variant with an ensemble has more)."""
-        return (self.q1, self.q2)
+        """The critics, in order: ``(q1, q2)``, or ``(q1, ..., qN)`` for an actor-critic
+        with ``n_critics`` N (an ensemble)."""
+        return tuple(getattr(self, f"q{i}") for i in range(1, getattr(self, "n_critics", 2) + 1))
 
     @property
     def critic_variables(self) -> list:

@@ -84,11 +84,6 @@ class TQCActorCritic(core.ActorCritic):
                                                      n_quantiles, obs_normalizer, name=f"q{i}"))
         self.n_critics = int(n_critics)
 
-    @property
-    def critics(self) -> tuple:
-        """The quantile critics, ``(q1, ..., qN)``."""
-        return tuple(getattr(self, f"q{i}") for i in range(1, self.n_critics + 1))
-
     def critic(self, i: int, obs, act=None):
         """The mean of critic ``i``'s quantiles: its Q value."""
         return tf.reduce_mean(self.critics[i](obs, act), axis=-1)

@@ -9,8 +9,8 @@ often the policy steps, Adam's betas; the actor-critic's ``critics`` say how man
 
 The records here: ``mlp`` (Spinning Up's SAC), ``discrete`` (SAC for discrete actions),
 ``pixels`` (DrQ's SAC from images), ``recurrent`` (memory), ``crossq``
-(:mod:`spinup_tf2.algos.sac.crossq`), ``tqc`` (:mod:`spinup_tf2.algos.sac.tqc`) and ``droq``
-(:mod:`spinup_tf2.algos.sac.droq`). A new
+(:mod:`spinup_tf2.algos.sac.crossq`), ``tqc`` (:mod:`spinup_tf2.algos.sac.tqc`), ``droq``
+(:mod:`spinup_tf2.algos.sac.droq`) and ``redq`` (:mod:`spinup_tf2.algos.sac.redq`). A new
 kind is a new record; see "How to add a variant" in ``docs/design.md``. An actor-critic
 class names its record with a class attribute ``variant`` (a record's name, or a
 :class:`Variant` itself).
@@ -22,10 +22,10 @@ import functools
 from dataclasses import dataclass
 from typing import Callable
 
-from spinup_tf2.algos.sac import core, crossq, droq, pixels, recurrent, tqc
+from spinup_tf2.algos.sac import core, crossq, droq, pixels, recurrent, redq, tqc
 from spinup_tf2.algos.sac.agent import MLPAgent
 from spinup_tf2.algos.sac.buffers import ReplayBuffer
-from spinup_tf2.algos.sac.checks import check_ac_kwargs, check_memory, is_image_space
+from spinup_tf2.algos.sac.checks import FAMILY_NAMES, check_ac_kwargs, check_memory, is_image_space
 from spinup_tf2.algos.sac.frame_buffer import FrameReplayBuffer
 from spinup_tf2.algos.sac.losses import continuous_losses, discrete_losses, losses_for
 from spinup_tf2.errors import SpinupError
@@ -130,7 +130,11 @@ TQC = Variant("tqc", tqc.TQCActorCritic, tqc.tqc_losses, transition_buffer, MLPA
               core.ActorCriticExport)
 DROQ = Variant("droq", droq.DroQActorCritic, continuous_losses, transition_buffer, MLPAgent,
                core.ActorCriticExport, policy_delay=20)
-VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT, CROSSQ, TQC, DROQ)}
+REDQ = Variant("redq", redq.REDQActorCritic, redq.redq_losses, transition_buffer, MLPAgent,
+               core.ActorCriticExport, extra_inputs=redq.subset_draws, policy_delay=20,
+               critic_losses=functools.partial(redq.redq_losses, policy=False))
+VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT, CROSSQ, TQC, DROQ, REDQ)}
+FAMILY = (CROSSQ, TQC, DROQ, REDQ)  # vector observations and Box actions only
 
 
 def variant_of(ac) -> Variant:
@@ -179,10 +183,10 @@ def pick_variant(actor_critic, ac_kwargs: dict, observation_space, discrete: boo
     else:
         variant = MLP
     mpi = variant is CROSSQ and num_procs() > 1  # its statistics are not averaged
-    if variant in (CROSSQ, TQC, DROQ) and (images or discrete or mpi):
+    if variant in FAMILY and (images or discrete or mpi):
         what = ("image observations" if images else "a Discrete action space" if discrete
                 else f"{num_procs()} MPI processes (--cpu)")
-        name = {CROSSQ: "CrossQ", TQC: "TQC", DROQ: "DroQ"}[variant]
+        name = FAMILY_NAMES[variant.name]
         raise SpinupError(f"sac() got {what} with {name} (actor_critic={variant.name!r}), "
                           f"which takes vector observations and Box actions"
                           + (" in one process (its Batch Renormalization statistics are not "
