@@ -142,3 +142,36 @@ def test_a_new_output_is_one_class_and_gets_every_row(tmp_path):
     with pytest.raises(SpinupError, match="outputs must be a list of logx.Output"):
         run_tiny(tmp_path / "bad", logger_kwargs=dict(outputs=[print]))
     assert not os.path.exists(tmp_path / "bad")
+
+
+def test_a_save_survives_an_edit_of_the_source_during_the_run(tmp_path):
+    """The export is traced at every save; with an editable install a user may edit the
+    package while a run goes on. Saving must not read the source again (AutoGraph did, at
+    the old line numbers, picked the wrong lambda, and the run died at its next save)."""
+    import shutil
+    import subprocess
+    import sys
+
+    import spinup_tf2
+
+    pkg = tmp_path / "pkg"
+    shutil.copytree(os.path.dirname(spinup_tf2.__file__), pkg / "spinup_tf2",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    script = f"""
+import pathlib
+import gymnasium as gym
+import tensorflow as tf
+from spinup_tf2.algos.sac import core
+env = gym.make("Pendulum-v1")
+ac = core.MLPActorCritic(env.observation_space, env.action_space, hidden_sizes=(8,))
+export = core.ActorCriticExport(ac, 3, 1)
+src = pathlib.Path(core.__file__)
+src.write_text("\\n\\n" + src.read_text())  # the edit moves every line down two
+tf.saved_model.save(export, {str(tmp_path / 'save')!r}, signatures=export.export_signatures())
+print(sorted(tf.saved_model.load({str(tmp_path / 'save')!r}).signatures))
+"""
+    env = dict(os.environ, PYTHONPATH=str(pkg), TF_CPP_MIN_LOG_LEVEL="2")
+    res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, timeout=300, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "['mu', 'pi', 'q1', 'q2', 'serving_default']" in res.stdout

@@ -83,6 +83,8 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
                           f"{FORMATS[fmt]}.")
 
     tf = import_tensorflow()
+    from spinup_tf2.algos.sac.core import graph_function
+
     model = load_saved_model(folder, trust_saved_model)
     obs_dim, obs_spec = obs_dim_of(model), obs_spec_of(model)
     sig = [tf.TensorSpec(obs_spec.shape, obs_spec.dtype, name="obs")]
@@ -91,11 +93,10 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
         state_size = int(model.mu.concrete_functions[0].structured_input_signature[0][1]
                          .shape[1])
         sig.append(tf.TensorSpec([None, state_size], tf.float32, name="state"))
-        policy = tf.function(lambda obs, state: dict(zip(("action", "next_state"),
-                                                         model.mu(obs, state))),
-                             input_signature=sig)
+        policy = graph_function(lambda obs, state: dict(zip(("action", "next_state"),
+                                                            model.mu(obs, state))), sig)
     else:
-        policy = tf.function(lambda obs: {"action": model.mu(obs)}, input_signature=sig)
+        policy = graph_function(lambda obs: {"action": model.mu(obs)}, sig)
 
     data = _to_onnx(policy, sig) if fmt == "onnx" else _to_tflite(policy, model)
     os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)

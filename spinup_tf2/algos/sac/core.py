@@ -383,6 +383,15 @@ def saved_variables(ac) -> list:
     return tf_variables(weights.values())
 
 
+def graph_function(fn: Callable, input_signature: list) -> Callable:
+    """``tf.function(fn)`` with a fixed ``input_signature`` and without AutoGraph, for the
+    functions a SavedModel exports. They hold no Python control flow to convert, and
+    AutoGraph would read ``fn``'s source file again at every trace: an export is traced at
+    every save, so a source file edited while a run goes on (an editable install) would
+    be read at the wrong lines and the save would fail."""
+    return tf.function(fn, input_signature=input_signature, autograph=False)
+
+
 class ActorCriticExport(tf.Module):
     """What ``tf2_save/`` holds: the actor-critic's variables and its functions,
     which need nothing from spinup_tf2 to run.
@@ -408,14 +417,13 @@ class ActorCriticExport(tf.Module):
         a = (tf.TensorSpec([None], tf.int64, name="a") if getattr(ac, "discrete", False)
              else tf.TensorSpec([None, act_dim], tf.float32, name="a"))
         policy = policy_of(ac)
-        self.mu = tf.function(lambda x: policy(x, deterministic=True, with_logprob=False)[0],
-                              input_signature=[x])
-        self.pi = tf.function(lambda x: policy(x, with_logprob=False)[0], input_signature=[x])
+        self.mu = graph_function(lambda x: policy(x, deterministic=True, with_logprob=False)[0],
+                                 [x])
+        self.pi = graph_function(lambda x: policy(x, with_logprob=False)[0], [x])
         self.n_critics = len(critics_of(ac))
         for i in range(self.n_critics):  # q1, q2, ...
-            setattr(self, f"q{i + 1}", tf.function(_q_values(critic_of(ac, i)),
-                                                   input_signature=[x, a]))
-        self.serve = tf.function(lambda x: {"action": self.mu(x)}, input_signature=[x])
+            setattr(self, f"q{i + 1}", graph_function(_q_values(critic_of(ac, i)), [x, a]))
+        self.serve = graph_function(lambda x: {"action": self.mu(x)}, [x])
 
     def export_signatures(self) -> dict:
         """The functions ``tf.saved_model.save`` exports as named signatures, each
@@ -423,8 +431,8 @@ class ActorCriticExport(tf.Module):
         x, a = self.q1.input_signature
         critics = {f"q{i}": getattr(self, f"q{i}") for i in range(1, self.n_critics + 1)}
         return {"serving_default": self.serve, "mu": self.serve,
-                "pi": tf.function(lambda x: {"action": self.pi(x)}, input_signature=[x]),
-                **{name: tf.function(_q_values(q, named=True), input_signature=[x, a])
+                "pi": graph_function(lambda x: {"action": self.pi(x)}, [x]),
+                **{name: graph_function(_q_values(q, named=True), [x, a])
                    for name, q in critics.items()}}
 
 

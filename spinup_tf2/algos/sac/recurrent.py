@@ -373,15 +373,12 @@ def _compile_steps(ac, n_noise: int) -> tuple:
     o_spec = tf.TensorSpec([1, None], tf.float32)
     h_spec = tf.TensorSpec([1, ac.state_size], tf.float32)
 
-    @tf.function(input_signature=[o_spec, h_spec, tf.TensorSpec([1, n_noise], tf.float32)])
     def step(o, h, noise):
         h2 = ac.step(o, h)
         return ac.pi(h2, noise=noise, with_logprob=False)[0], h2
 
-    @tf.function(input_signature=[o_spec, h_spec])
-    def read(o, h):
-        return ac.step(o, h)
-
+    step = core.graph_function(step, [o_spec, h_spec, tf.TensorSpec([1, n_noise], tf.float32)])
+    read = core.graph_function(lambda o, h: ac.step(o, h), [o_spec, h_spec])
     return step, read
 
 
@@ -409,22 +406,19 @@ class RecurrentExport(tf.Module):
             state = ac.step(x, state)
             return ac.pi(state, deterministic=deterministic, with_logprob=False)[0], state
 
-        self.mu = tf.function(lambda x, state: act(x, state, True), input_signature=[x, s])
-        self.pi = tf.function(lambda x, state: act(x, state, False), input_signature=[x, s])
-        self.q1 = tf.function(lambda x, state, a: ac.q1(ac.step(x, state), a),
-                              input_signature=[x, s, a])
-        self.q2 = tf.function(lambda x, state, a: ac.q2(ac.step(x, state), a),
-                              input_signature=[x, s, a])
-        self.initial_state = tf.function(
-            lambda x: tf.zeros([tf.shape(x)[0], ac.state_size]), input_signature=[x])
-        self.serve = tf.function(lambda x, state: dict(zip(("action", "next_state"),
-                                                           self.mu(x, state))),
-                                 input_signature=[x, s])
+        self.mu = core.graph_function(lambda x, state: act(x, state, True), [x, s])
+        self.pi = core.graph_function(lambda x, state: act(x, state, False), [x, s])
+        self.q1 = core.graph_function(lambda x, state, a: ac.q1(ac.step(x, state), a), [x, s, a])
+        self.q2 = core.graph_function(lambda x, state, a: ac.q2(ac.step(x, state), a), [x, s, a])
+        self.initial_state = core.graph_function(
+            lambda x: tf.zeros([tf.shape(x)[0], ac.state_size]), [x])
+        self.serve = core.graph_function(
+            lambda x, state: dict(zip(("action", "next_state"), self.mu(x, state))), [x, s])
 
     def export_signatures(self) -> dict:
         """The functions ``tf.saved_model.save`` exports as named signatures."""
         x, s = self.serve.input_signature
         return {"serving_default": self.serve, "mu": self.serve,
-                "pi": tf.function(lambda x, state: dict(zip(("action", "next_state"),
-                                                            self.pi(x, state))),
-                                  input_signature=[x, s])}
+                "pi": core.graph_function(
+                    lambda x, state: dict(zip(("action", "next_state"), self.pi(x, state))),
+                    [x, s])}
