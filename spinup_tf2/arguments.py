@@ -70,6 +70,7 @@ SAC_ARGS = (
     Arg("num_envs", "int", 1, since="0.2"),
     Arg("vector_mode", "str", "sync", since="0.2"),
     Arg("replay_buffer_class", "object", since="0.3"),
+    Arg("n_step", "int", 1, since="0.3"),
 )
 
 LAUNCHER_ARGS = (

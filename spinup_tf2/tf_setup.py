@@ -27,6 +27,15 @@ def import_tensorflow():
     return tf
 
 
+def graph_function(fn, input_signature: list):
+    """``tf.function(fn)`` with a fixed ``input_signature`` and without AutoGraph, for the
+    functions a SavedModel exports. They hold no Python control flow to convert, and
+    AutoGraph would read ``fn``'s source file again at every trace: an export is traced at
+    every save, so a source file edited while a run goes on (an editable install) would
+    be read at the wrong lines and the save would fail."""
+    return import_tensorflow().function(fn, input_signature=input_signature, autograph=False)
+
+
 @contextlib.contextmanager
 def quiet_stderr(quiet: bool = True):
     """Send file descriptor 2 to /dev/null inside the block (C++ libraries write

@@ -67,8 +67,10 @@ class VectorEpisodes:
 
     def step(self, o, act, replay_buffer, logger, normalizer=None):
         """Step every copy from its row of ``o``, with ``act(o_i)`` (uniformly random
-        actions if ``act`` is None); store the ``num_envs`` transitions, and the return and
-        length of each episode that ended in ``logger``; return the next ``o``."""
+        actions if ``act`` is None); store the ``num_envs`` transitions in ``replay_buffer``
+        (a :class:`~spinup_tf2.algos.sac.nstep.NStepReturns`: each copy's own, and the end of
+        its episode), and the return and length of each episode that ended in ``logger``;
+        return the next ``o``."""
         a = self.action_space.sample() if act is None else np.stack([act(x) for x in o])
         o2, r, terminated, truncated, info = self.envs.step(a)
         ended = terminated | truncated
@@ -80,7 +82,9 @@ class VectorEpisodes:
         self.ep_ret += r
         self.ep_len += 1
         for i in range(self.num_envs):
-            replay_buffer.store(o[i], a[i], r[i], o2_stored[i], float(terminated[i]))
+            replay_buffer.store(o[i], a[i], r[i], o2_stored[i], float(terminated[i]), copy=i)
+            if ended[i]:
+                replay_buffer.end_episode(i)  # n-step windows still open are written
             if normalizer is not None:
                 normalizer.observe(o2_stored[i])
         for i in np.flatnonzero(ended):

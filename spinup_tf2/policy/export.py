@@ -36,7 +36,7 @@ import numpy as np
 from spinup_tf2 import rundir
 from spinup_tf2.errors import SpinupError, cli_main, is_installed
 from spinup_tf2.policy.load import is_recurrent, load_saved_model, obs_dim_of, obs_spec_of
-from spinup_tf2.tf_setup import import_tensorflow, quiet_stderr
+from spinup_tf2.tf_setup import graph_function, import_tensorflow, quiet_stderr
 
 FORMATS = {"onnx": ".onnx", "tflite": ".tflite"}
 ONNX_OPSET = 17
@@ -83,8 +83,6 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
                           f"{FORMATS[fmt]}.")
 
     tf = import_tensorflow()
-    from spinup_tf2.algos.sac.core import graph_function
-
     model = load_saved_model(folder, trust_saved_model)
     obs_dim, obs_spec = obs_dim_of(model), obs_spec_of(model)
     sig = [tf.TensorSpec(obs_spec.shape, obs_spec.dtype, name="obs")]

@@ -215,8 +215,10 @@ class TrainingCheckpoint:
         """Raise ValueError if the arrays in ``archive`` would hold more than this run's
         variables, replay buffer and agent do (with room for the headers): more is a
         crafted or damaged checkpoint, never read into memory."""
-        room = sum(v.nbytes for v in vars(self.replay_buffer).values()
-                   if isinstance(v, np.ndarray))
+        # The buffer an n-step writer feeds (the writer's open windows fit in the room
+        # left for headers).
+        buffer = getattr(self.replay_buffer, "buffer", self.replay_buffer)
+        room = sum(v.nbytes for v in vars(buffer).values() if isinstance(v, np.ndarray))
         if not room:  # a buffer of one's own that keeps its data otherwise: no bound known
             return
         room += sum(int(np.prod(v.shape)) * np.dtype(getattr(v.dtype, "name", v.dtype)).itemsize

@@ -11,7 +11,7 @@ def crossq(env_fn, actor_critic="crossq", ac_kwargs=dict(), seed=0, steps_per_ep
            num_test_episodes=10, max_ep_len=1000, logger_kwargs=dict(), save_freq=1,
            target_entropy=None, resume=False, normalize_obs=False, overwrite=False,
            video_freq=0, updates_per_step=1, num_envs=1, vector_mode="sync",
-           replay_buffer_class=None):
+           replay_buffer_class=None, n_step=1):
     """
     CrossQ: SAC without target networks, with Batch Renormalization in the actor
     and the critics, and wide critics.

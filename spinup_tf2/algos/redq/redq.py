@@ -10,7 +10,7 @@ def redq(env_fn, actor_critic="redq", ac_kwargs=dict(), seed=0, steps_per_epoch=
          batch_size=256, start_steps=5000, update_after=5000, update_every=50,
          num_test_episodes=10, max_ep_len=1000, logger_kwargs=dict(), save_freq=1,
          target_entropy=None, resume=False, normalize_obs=False, overwrite=False, video_freq=0,
-         updates_per_step=20, num_envs=1, vector_mode="sync", replay_buffer_class=None):
+         updates_per_step=20, num_envs=1, vector_mode="sync", replay_buffer_class=None, n_step=1):
     """
     Randomized Ensembled Double Q-learning (REDQ): SAC with an ensemble of
     critics and a high update-to-data ratio.

@@ -100,6 +100,10 @@ def check_sac_args(args: dict):
     need(_is_int(ups) and ups >= 1,
          f"sac() got updates_per_step={ups!r}, but it must be a whole number >= 1, the updates "
          f"per environment step (1 is Spinning Up's schedule; DroQ-style set-ups use 10-20).")
+    n_step = args.get("n_step", 1)
+    need(_is_int(n_step) and n_step >= 1,
+         f"sac() got n_step={n_step!r}, but it must be a whole number >= 1, the environment "
+         f"steps each stored transition spans (1 is SAC's one-step backup; 3-5 is usual).")
     num_envs, vector_mode = args.get("num_envs", 1), args.get("vector_mode", "sync")
     need(_is_int(num_envs) and num_envs >= 1,
          f"sac() got num_envs={num_envs!r}; give a whole number >= 1 of environment copies "

@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from spinup_tf2.tf_setup import import_tensorflow, tf_variables
+from spinup_tf2.tf_setup import graph_function, import_tensorflow, tf_variables
 
 tf = import_tensorflow()
 import keras  # noqa: E402  (after TensorFlow, so its start-up stays quiet)
@@ -381,15 +381,6 @@ def saved_variables(ac) -> list:
     models = getattr(ac, "models", None) or (ac.pi,) + critics_of(ac)
     weights = {id(v): v for m in models for v in m.weights}
     return tf_variables(weights.values())
-
-
-def graph_function(fn: Callable, input_signature: list) -> Callable:
-    """``tf.function(fn)`` with a fixed ``input_signature`` and without AutoGraph, for the
-    functions a SavedModel exports. They hold no Python control flow to convert, and
-    AutoGraph would read ``fn``'s source file again at every trace: an export is traced at
-    every save, so a source file edited while a run goes on (an editable install) would
-    be read at the wrong lines and the save would fail."""
-    return tf.function(fn, input_signature=input_signature, autograph=False)
 
 
 class ActorCriticExport(tf.Module):

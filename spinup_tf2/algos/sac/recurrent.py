@@ -30,7 +30,7 @@ from spinup_tf2.algos.sac.agent import Agent
 from spinup_tf2.algos.sac.buffers import check_pointers, check_shape
 from spinup_tf2.algos.sac.fast_path import action_noise
 from spinup_tf2.errors import SpinupError
-from spinup_tf2.tf_setup import import_tensorflow
+from spinup_tf2.tf_setup import graph_function, import_tensorflow
 
 tf = import_tensorflow()
 import keras  # noqa: E402
@@ -377,8 +377,8 @@ def _compile_steps(ac, n_noise: int) -> tuple:
         h2 = ac.step(o, h)
         return ac.pi(h2, noise=noise, with_logprob=False)[0], h2
 
-    step = core.graph_function(step, [o_spec, h_spec, tf.TensorSpec([1, n_noise], tf.float32)])
-    read = core.graph_function(lambda o, h: ac.step(o, h), [o_spec, h_spec])
+    step = graph_function(step, [o_spec, h_spec, tf.TensorSpec([1, n_noise], tf.float32)])
+    read = graph_function(lambda o, h: ac.step(o, h), [o_spec, h_spec])
     return step, read
 
 
@@ -406,19 +406,19 @@ class RecurrentExport(tf.Module):
             state = ac.step(x, state)
             return ac.pi(state, deterministic=deterministic, with_logprob=False)[0], state
 
-        self.mu = core.graph_function(lambda x, state: act(x, state, True), [x, s])
-        self.pi = core.graph_function(lambda x, state: act(x, state, False), [x, s])
-        self.q1 = core.graph_function(lambda x, state, a: ac.q1(ac.step(x, state), a), [x, s, a])
-        self.q2 = core.graph_function(lambda x, state, a: ac.q2(ac.step(x, state), a), [x, s, a])
-        self.initial_state = core.graph_function(
+        self.mu = graph_function(lambda x, state: act(x, state, True), [x, s])
+        self.pi = graph_function(lambda x, state: act(x, state, False), [x, s])
+        self.q1 = graph_function(lambda x, state, a: ac.q1(ac.step(x, state), a), [x, s, a])
+        self.q2 = graph_function(lambda x, state, a: ac.q2(ac.step(x, state), a), [x, s, a])
+        self.initial_state = graph_function(
             lambda x: tf.zeros([tf.shape(x)[0], ac.state_size]), [x])
-        self.serve = core.graph_function(
+        self.serve = graph_function(
             lambda x, state: dict(zip(("action", "next_state"), self.mu(x, state))), [x, s])
 
     def export_signatures(self) -> dict:
         """The functions ``tf.saved_model.save`` exports as named signatures."""
         x, s = self.serve.input_signature
         return {"serving_default": self.serve, "mu": self.serve,
-                "pi": core.graph_function(
+                "pi": graph_function(
                     lambda x, state: dict(zip(("action", "next_state"), self.pi(x, state))),
                     [x, s])}

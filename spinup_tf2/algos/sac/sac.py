@@ -41,6 +41,7 @@ from spinup_tf2.algos.sac.losses import (  # noqa: F401 (SAC's math, as sac.py h
     discrete_losses,
     logged_keys,
 )
+from spinup_tf2.algos.sac.nstep import NStepReturns
 from spinup_tf2.algos.sac.variants import MLP, Variant, pick_variant, variant_of
 from spinup_tf2.envs import ReplayableEpisodes, VectorEpisodes
 from spinup_tf2.errors import SpinupError
@@ -202,7 +203,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         update_after=1000, update_every=50, num_test_episodes=10, max_ep_len=1000,
         logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False,
         normalize_obs=False, overwrite=False, video_freq=0, updates_per_step=1, num_envs=1,
-        vector_mode="sync", replay_buffer_class=None):
+        vector_mode="sync", replay_buffer_class=None, n_step=1):
     """
     Soft Actor-Critic (SAC), as Spinning Up runs it, in TensorFlow 2 / Keras 3.
 
@@ -363,6 +364,14 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             default) uses the variant's: ``ReplayBuffer``, or for images and
             recurrent actor-critics their own.
 
+        n_step (int): n-step returns: each stored transition spans up to
+            ``n_step`` environment steps, its reward their discounted sum and
+            its backup discounted by ``gamma ** k`` for the k steps it spans
+            (:mod:`~spinup_tf2.algos.sac.nstep`; an episode's end cuts a window
+            short, a termination without bootstrap). 1 (the default) is SAC's
+            one-step backup. Vector observations only (not with images or a
+            recurrent actor-critic).
+
     """
     config = dict(locals())
     alpha, tuner_args = check_sac_args(config)
@@ -389,7 +398,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                                       ac_kwargs, normalizer, variant.targets)
     replay_buffer, get_action, saved_model = buffer_agent_and_export(  # memory checked first
         variant, ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete,
-        envs.frame_stack(env), num_envs, replay_buffer_class)
+        envs.frame_stack(env), num_envs, replay_buffer_class, n_step, gamma)
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
@@ -469,6 +478,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
             # End of trajectory handling
             if terminated or truncated or ep_len == max_ep_len:
+                replay_buffer.end_episode()  # n-step windows still open are written
                 logger.store(EpRet=ep_ret, EpLen=ep_len)
                 o, ep_ret, ep_len = env.reset()[0], 0.0, 0
                 get_action.reset()
@@ -496,16 +506,26 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 def buffer_agent_and_export(variant: Variant, ac, obs_dim: int | tuple, act_dim: int,
                             replay_size: int, rng: np.random.Generator, n_noise: int,
                             discrete: bool, frame_stack: int = 1, copies: int = 1,
-                            replay_buffer_class: Callable | None = None) -> tuple:
+                            replay_buffer_class: Callable | None = None, n_step: int = 1,
+                            gamma: float = 0.99) -> tuple:
     """``(replay_buffer, get_action, saved_model)`` for ``ac``, as ``variant`` makes them:
     the replay buffer (``replay_buffer_class(obs_dim, act_dim, replay_size)`` when given;
-    the variant's refuses first one that would not fit in memory), the acting
-    :class:`~spinup_tf2.algos.sac.agent.Agent` and the module ``tf2_save/`` holds."""
+    the variant's refuses first one that would not fit in memory) fed ``n_step``-step
+    transitions by :class:`~spinup_tf2.algos.sac.nstep.NStepReturns` (of ``copies``
+    environment copies), the acting :class:`~spinup_tf2.algos.sac.agent.Agent` and the
+    module ``tf2_save/`` holds."""
+    if n_step > 1 and not variant.n_step:
+        raise SpinupError(f"sac() got n_step={n_step} with the {variant.name} variant, whose "
+                          f"replay buffer keeps its steps in order (frames or windows), not as "
+                          f"n-step transitions. Nothing was written. Use n_step=1 with "
+                          f"--{variant.name}, or n-step returns on vector observations.")
     if replay_buffer_class is not None:
         replay_buffer = replay_buffer_class(obs_dim, act_dim, replay_size)
     else:
         replay_buffer = variant.replay_buffer(obs_dim, act_dim, replay_size, ac, frame_stack,
                                               copies)
+    replay_buffer = NStepReturns(replay_buffer, n_step, gamma, copies,
+                                 episodes_continue=copies == 1)
     return (replay_buffer, variant.agent(ac, rng, n_noise, discrete),
             variant.export(ac, obs_dim, n_noise))
 

@@ -63,6 +63,9 @@ class Variant:
             step, so that they skip its work (and its training-mode statistics); None: the
             full losses on every update.
         adam_betas: Adam's ``(beta_1, beta_2)`` for the policy and the critics.
+        n_step: Whether its buffer takes n-step transitions (``sac(n_step=...)``, see
+            :mod:`spinup_tf2.algos.sac.nstep`); one that keeps frames or windows in order
+            does not.
     """
 
     name: str
@@ -79,6 +82,7 @@ class Variant:
     policy_delay: int = 1
     adam_betas: tuple = (0.9, 0.999)
     critic_losses: Callable | None = None
+    n_step: bool = True
 
 
 def transition_buffer(obs_dim: int | tuple, act_dim: int, size: int, ac=None,
@@ -116,12 +120,12 @@ DISCRETE = Variant("discrete", core.DiscreteMLPActorCritic, discrete_losses, tra
                    MLPAgent, core.ActorCriticExport)
 PIXELS = Variant("pixels", pixels.PixelActorCritic, _on_features(pixels.pixel_losses),
                  transition_buffer, MLPAgent, core.ActorCriticExport,
-                 extra_inputs=pixels.shift_draws, updates_per_call=1)
+                 extra_inputs=pixels.shift_draws, updates_per_call=1, n_step=False)
 RECURRENT = Variant("recurrent", recurrent.RecurrentActorCritic,
                     _on_features(recurrent.sequence_losses), window_buffer,
                     lambda ac, rng, n_noise, discrete: recurrent.RecurrentAgent(ac, rng, n_noise),
                     recurrent.RecurrentExport, batch_keys=BATCH_KEYS + recurrent.SEQUENCE_KEYS,
-                    ragged=True)
+                    ragged=True, n_step=False)
 CROSSQ = Variant("crossq", crossq.CrossQActorCritic, crossq.crossq_losses, transition_buffer,
                  MLPAgent, core.ActorCriticExport, targets=False, policy_delay=3,
                  adam_betas=(0.5, 0.999),

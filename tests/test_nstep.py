@@ -1,0 +1,108 @@
+"""n-step returns (``n_step``), transition by transition on a hand-made environment: each
+stored transition is its n-step window, cut by its episode's end (a termination without
+bootstrap, a time limit bootstrapped from the true last observation), never across two
+episodes, with one environment and with vector copies; resume exact with windows open;
+what cannot take n-step transitions refused."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from helpers import rows
+from test_vector import TINY, Steps, buffer_of
+
+from spinup_tf2 import sac
+from spinup_tf2.algos.sac.buffers import ReplayBuffer
+from spinup_tf2.algos.sac.nstep import NStepReturns
+from spinup_tf2.errors import SpinupError
+
+GAMMA = 0.5  # powers of a half: the expected returns are exact in float32
+MAX_EP_LEN = TINY["max_ep_len"]
+
+
+def check_windows(buf, n, strict=True):
+    """Every stored transition of Steps (observation (k, end), reward k after each step,
+    terminated at k == end, cut at k == 4): within one episode, its reward the discounted
+    sum of the rewards it spans, its done the bootstrap it loses. ``strict``: each spans
+    exactly min(n, steps left in its episode)."""
+    o, o2, r, d = buf["buf_obs"], buf["buf_obs2"], buf["buf_rew"], buf["buf_done"]
+    k, end, steps = o[:, 0], o[:, 1], o2[:, 0] - o[:, 0]
+    assert np.all(o2[:, 1] == end) and np.all(steps >= 1) and np.all(steps <= n)
+    last = np.minimum(end, MAX_EP_LEN)  # the step the episode ends on
+    if strict:
+        np.testing.assert_array_equal(steps, np.minimum(n, last - k))
+    assert np.all(o2[:, 0] <= last)  # no window runs past its episode's end
+    expected = [sum(GAMMA ** j * (ki + 1 + j) for j in range(int(s))) for ki, s in zip(k, steps)]
+    np.testing.assert_allclose(r, expected, rtol=1e-6)
+    terminated = o2[:, 0] == end
+    np.testing.assert_allclose(d, 1 - GAMMA ** (steps - 1) * (1 - terminated), rtol=1e-6)
+    return steps, terminated
+
+
+@pytest.mark.parametrize("num_envs", [1, 3])
+def test_every_stored_transition_is_its_n_step_window(tmp_path, num_envs):
+    out = tmp_path / f"envs{num_envs}"
+    sac(Steps, **TINY, num_envs=num_envs, n_step=3, gamma=GAMMA,
+        logger_kwargs=dict(output_dir=str(out)))
+    buf = buffer_of(out)
+    steps, terminated = check_windows(buf, 3)
+    # Full windows, windows cut by a termination, windows cut by the time limit: all seen.
+    cut = steps < 3
+    assert (steps == 3).any() and (cut & terminated).any() and (cut & ~terminated).any()
+    with np.load(out / "train_state" / "arrays.npz") as arrays:
+        open_windows = len(arrays["nstep_copy"])
+    # Every step is stored once as a window's first, or waits in an open window (at most
+    # n - 1 per copy).
+    assert len(buf["buf_obs"]) + open_windows == 240 and open_windows <= 2 * num_envs
+
+
+def test_the_writer_by_hand():
+    """Rewards 1, 2, 4, 8 then a time limit at n=3: windows [1,2,4], [2,4,8], [4,8], [8];
+    then 1, 2 and a termination: [1,2] and [2], done."""
+    buf = ReplayBuffer(1, 1, 100)
+    writer = NStepReturns(buf, n_step=3, gamma=GAMMA)
+    for t, rew in enumerate([1, 2, 4, 8]):
+        writer.store([t], [0], rew, [t + 1], 0.0)
+    assert buf.size == 2  # two windows full so far
+    writer.end_episode()
+    for t, rew, done in [(10, 1, 0.0), (11, 2, 1.0)]:
+        writer.store([t], [0], rew, [t + 1], done)
+    writer.end_episode()  # nothing left open: the termination wrote them
+    n = buf.size
+    np.testing.assert_allclose(buf.rew_buf[:n], [1 + 1 + 1, 2 + 2 + 2, 4 + 4, 8, 1 + 1, 2])
+    np.testing.assert_array_equal(buf.obs2_buf[:n, 0], [3, 4, 4, 4, 12, 12])
+    np.testing.assert_allclose(buf.done_buf[:n], [0.75, 0.75, 0.5, 0, 1, 1])
+
+
+def test_n_step_runs_resume_exactly_with_windows_open(tmp_path):
+    kw = dict(TINY, n_step=3, gamma=GAMMA)
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    sac(Steps, **kw, logger_kwargs=dict(output_dir=str(straight)))
+    sac(Steps, **dict(kw, epochs=1), logger_kwargs=dict(output_dir=str(resumed)))
+    with np.load(resumed / "train_state" / "arrays.npz") as arrays:
+        assert len(arrays["nstep_copy"]) > 0  # the checkpoint was taken with a window open
+    sac(Steps, **kw, resume=True, logger_kwargs=dict(output_dir=str(resumed)))
+    assert rows(str(straight)) == rows(str(resumed))
+    a, b = buffer_of(straight), buffer_of(resumed)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_a_vectorised_n_step_run_writes_its_open_windows_when_it_resumes(tmp_path):
+    """Vector copies resume with new episodes: the windows open at the checkpoint are
+    written, bootstrapped, and no window spans the restart."""
+    out = tmp_path / "run"
+    kw = dict(TINY, num_envs=3, n_step=3, gamma=GAMMA)
+    sac(Steps, **dict(kw, epochs=1), logger_kwargs=dict(output_dir=str(out)))
+    sac(Steps, **kw, resume=True, logger_kwargs=dict(output_dir=str(out)))
+    steps, _ = check_windows(buffer_of(out), 3, strict=False)
+    with np.load(out / "train_state" / "arrays.npz") as arrays:
+        assert len(steps) + len(arrays["nstep_copy"]) == 240
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    (dict(n_step=0), "n_step=0"),
+    (dict(n_step=2, actor_critic="recurrent"), "n_step=2 with the recurrent variant")])
+def test_what_cannot_take_n_step_returns_is_refused(tmp_path, kwargs, words):
+    with pytest.raises(SpinupError, match=words):
+        sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, **kwargs),
+            logger_kwargs=dict(output_dir=str(tmp_path / "run")))
+    assert not (tmp_path / "run" / "progress.txt").exists()
