@@ -3,6 +3,7 @@
     python benchmarks/speed.py --env HalfCheetah-v5 --total 8000 --measure_from 2000 [--json]
     python benchmarks/speed.py --env Pendulum-P-v1 --recurrent      # recurrent SAC's defaults
     python benchmarks/speed.py --env Pendulum-v1 --pixels --start 200 --measure_from 250 --total 400
+    python benchmarks/speed.py --algo tqc       # a variant of the SAC family, as FAMILY sets it
 
 Runs the real ``sac()`` training loop with Spinning Up's settings (256x256 ReLU,
 batch 100, lr 1e-3, alpha 0.2, polyak 0.995, 50 updates after every 50 steps),
@@ -20,6 +21,11 @@ updates_per_s: gradient updates per second of time spent in update blocks (each
 such gap minus the median gap without one), counted after --measure_from env steps.
 env_steps_per_s: env steps per second of wall time over the whole loop (acting,
 env, storing, updating) from --measure_from to --total.
+
+--algo tqc, crossq, droq or redq: that variant's function with the settings of FAMILY (the
+published ones; CrossQ's critics 512 wide), alpha learned, batch 256; peer_speed.py ``--algo``
+gives SBX the same (REDQ has no SBX peer). updates_per_s counts every update of a block
+(DroQ and REDQ: 20 per env step, 1,000 per block).
 
 --pixels: the env as ``--pixels`` makes it (84x84 RGB, 3 frames, ``--action_repeat`` 8,
 rendered in its own process), the pixel actor-critic with its defaults (DrQ's),
@@ -41,6 +47,13 @@ import numpy as np  # noqa: E402
 import spinup_tf2  # noqa: E402
 
 UPDATE_EVERY = 50
+# --algo: each variant's settings (beside its function's own defaults), as peer_speed.py's
+# FAMILY gives SBX.
+FAMILY = {"tqc": dict(lr=3e-4, ac_kwargs=dict(n_critics=5, n_quantiles=25,
+                                              top_quantiles_to_drop_per_net=2)),
+          "crossq": dict(lr=1e-3, ac_kwargs=dict(critic_hidden_sizes=(512, 512))),
+          "droq": dict(lr=3e-4, updates_per_step=20),
+          "redq": dict(lr=3e-4, updates_per_step=20)}
 
 
 def main():
@@ -55,6 +68,8 @@ def main():
     p.add_argument("--batch_size", type=int, help="default 100, with --pixels 128")
     p.add_argument("--start", type=int, default=1000,
                    help="random actions and no updates before this step, as peer_speed.py")
+    p.add_argument("--algo", choices=["sac", *FAMILY], default="sac",
+                   help="a variant of the SAC family, with FAMILY's settings")
     p.add_argument("--json", action="store_true", help="print one JSON line only")
     a = p.parse_args()
     batch_size = a.batch_size or (128 if a.pixels else 100)
@@ -98,21 +113,25 @@ def main():
     if a.recurrent:
         from spinup_tf2.algos.sac.recurrent import RecurrentActorCritic
         ac = dict(actor_critic=RecurrentActorCritic)
+    settings = dict(batch_size=batch_size, lr=1e-3, alpha=0.2)
+    if a.algo != "sac":
+        settings = dict(FAMILY[a.algo], batch_size=a.batch_size or 256, alpha="auto")
+    updates_per_block = UPDATE_EVERY * settings.get("updates_per_step", 1)
     try:
-        spinup_tf2.sac(env_fn, **ac, seed=0, steps_per_epoch=a.total, epochs=1,
-                       start_steps=a.start, update_after=a.start, update_every=UPDATE_EVERY,
-                       batch_size=batch_size, lr=1e-3,
-                       replay_size=a.total + 1 if a.pixels else int(1e6),
-                       alpha=0.2, num_test_episodes=0, logger_kwargs=dict(output_dir=out))
+        getattr(spinup_tf2, a.algo)(
+            env_fn, **ac, seed=0, steps_per_epoch=a.total, epochs=1, start_steps=a.start,
+            update_after=a.start, update_every=UPDATE_EVERY,
+            replay_size=a.total + 1 if a.pixels else int(1e6), num_test_episodes=0,
+            logger_kwargs=dict(output_dir=out), **settings)
     finally:
         sys.stdout = stdout
     clock = envs[0]
     loop = float(np.median(gaps[False]))
     block = float(np.mean(gaps[True])) - loop
-    res = dict(impl="spinup_tf2", env=a.env, recurrent=a.recurrent, pixels=a.pixels,
-               batch_size=batch_size,
+    res = dict(impl="spinup_tf2", env=a.env, algo=a.algo, recurrent=a.recurrent,
+               pixels=a.pixels, batch_size=settings["batch_size"],
                tensorflow=spinup_tf2.tf_version(),
-               updates_per_s=UPDATE_EVERY / block,
+               updates_per_s=updates_per_block / block,
                env_steps_per_s=(a.total - a.measure_from) / (clock.t1 - clock.t0),
                loop_us_per_step=1e6 * loop, update_ms_per_block=1e3 * block)
     if a.json:
@@ -123,7 +142,8 @@ def main():
         print(f"{'updates per second':24} {res['updates_per_s']:10.1f}")
         print(f"{'env steps per second':24} {res['env_steps_per_s']:10.1f}")
         print(f"{'loop time per step':24} {res['loop_us_per_step']:10.1f} us (acting, storing)")
-        print(f"{'update time per block':24} {res['update_ms_per_block']:10.1f} ms (50 updates)")
+        print(f"{'update time per block':24} {res['update_ms_per_block']:10.1f} ms "
+              f"({updates_per_block} updates)")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
     python benchmarks/timing/race.py --env Hopper-v5 --peers sbx --rounds 5
     python benchmarks/timing/race.py --pixels              # SAC from pixels against SB3's CnnPolicy
     python benchmarks/timing/race.py --peers checkout --checkout ../base  # against another checkout
+    python benchmarks/timing/race.py --algo tqc --peers sbx --total 4000  # TQC against SBX's
 
 Each round times every peer once, each followed by spinup_tf2 (so a machine
 that slows down or speeds up during the race affects both sides alike), with
@@ -164,14 +165,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--measure_from", type=int, help="default 2000, with --pixels 250")
     p.add_argument("--pixels", action="store_true",
                    help="SAC from pixels against SB3's CnnPolicy (peers sb3 and sb3_drq)")
+    p.add_argument("--algo", choices=["sac", "tqc", "crossq", "droq"], default="sac",
+                   help="a variant of the SAC family against SBX's (--peers sbx), each with "
+                        "its published settings (speed.py's and peer_speed.py's FAMILY)")
     p.add_argument("--venv_dir", default=osp.expanduser("~/.cache/spinup_tf2/peers"))
     p.add_argument("--out", help="append every measured JSON line to this file")
     a = p.parse_args(argv)
+    if a.algo != "sac" and (a.pixels or a.peers != ["sbx"]):
+        sys.exit(f"race.py: --algo {a.algo} races SBX's {a.algo} (--peers sbx) on vector "
+                 f"observations; got --peers {' '.join(a.peers)}"
+                 f"{' with --pixels' if a.pixels else ''}.")
 
     a.env = a.env or ("Pendulum-v1" if a.pixels else "HalfCheetah-v5")
     a.total = a.total or (350 if a.pixels else 8000)
     a.measure_from = a.measure_from or (250 if a.pixels else 2000)
     steps = ["--env", a.env, "--total", str(a.total), "--measure_from", str(a.measure_from)]
+    steps += ["--algo", a.algo] if a.algo != "sac" else []
     env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
     if a.pixels:  # the peer makes the same task with this repository's pixel wrapper
         a.peers, sb3 = list(PIXEL_PEERS), peer_python("sb3", a.venv_dir)
@@ -190,8 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.out:  # the machine first: ratios differ between CPUs, so a result names its own
         with open(a.out, "a") as f:
             f.write(json.dumps({"who": "machine", "cpu": cpu_summary(), "env": a.env,
-                                "pixels": a.pixels, "date": date.today().isoformat()}) + "\n")
-    print(f"Racing on {cpu_summary()}: {a.env}{' from pixels' if a.pixels else ''}, "
+                                "pixels": a.pixels, "algo": a.algo,
+                                "date": date.today().isoformat()}) + "\n")
+    print(f"Racing on {cpu_summary()}: {a.algo} on {a.env}{' from pixels' if a.pixels else ''}, "
           f"{a.rounds} rounds, steps {a.measure_from}-{a.total} timed.", flush=True)
     for r in range(1, a.rounds + 1):
         for peer in a.peers:

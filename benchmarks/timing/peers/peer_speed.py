@@ -3,6 +3,7 @@ settings; run by ``benchmarks/timing/race.py`` inside the peer's own virtual env
 
     python peer_speed.py {sb3,sbx} --env HalfCheetah-v5 --total 8000 --measure_from 2000
     python peer_speed.py sb3 --pixels --encoder drq --env Pendulum-v1   # see "Pixels" below
+    python peer_speed.py sbx --algo tqc      # SBX's TQC, CrossQ or DroQ: see FAMILY below
 
 Prints one JSON line with the same two figures as ``benchmarks/speed.py``:
 
@@ -54,15 +55,21 @@ p.add_argument("--encoder", choices=["nature", "drq"], default="nature")
 p.add_argument("--action_repeat", type=int, default=8)
 p.add_argument("--batch_size", type=int, default=128)
 p.add_argument("--start", type=int, default=1000, help="env steps before the first update")
+p.add_argument("--algo", choices=["sac", "tqc", "crossq", "droq"], default="sac",
+               help="sbx only beyond sac: a variant of the SAC family (see FAMILY below)")
 args = p.parse_args()
 if args.pixels and args.impl != "sb3":
     p.error("--pixels: only sb3 (SBX has no CNN policy)")
+if args.algo != "sac" and (args.impl != "sbx" or args.pixels):
+    p.error("--algo: the SAC family is raced against sbx, on vector observations")
 
 if args.impl == "sbx":
     os.environ["JAX_PLATFORMS"] = "cpu"  # the race is on the CPU, even where a GPU exists
     import flax.linen as nn
     import jax
-    from sbx import SAC
+    import sbx
+
+    SAC = {"sac": sbx.SAC, "tqc": sbx.TQC, "crossq": sbx.CrossQ, "droq": sbx.SAC}[args.algo]
 
     activation = nn.relu
     versions = dict(jax=jax.__version__, backend=jax.default_backend())
@@ -146,17 +153,39 @@ if args.pixels:
 else:
     env, policy, batch_size, buffer_size = gym.make(args.env), "MlpPolicy", 100, 1_000_000
     policy_kwargs = dict(net_arch=[256, 256], activation_fn=activation)
-model = TimedSAC(policy, env, learning_rate=1e-3, buffer_size=buffer_size,
-                 learning_starts=args.start, batch_size=batch_size, tau=0.005, gamma=0.99,
-                 train_freq=50, gradient_steps=50, ent_coef=0.2, seed=0, device="cpu",
-                 verbose=0, policy_kwargs=policy_kwargs)
+# The SAC family (--algo, SBX): each variant's published settings, those benchmarks/speed.py
+# --algo gives spinup_tf2's: TQC 5 critics of 25 quantiles, the top 2 per critic dropped;
+# CrossQ with critics 512 wide (the width of our bundled runs; the paper's 2048, SBX's 1024),
+# its own Adam betas, policy delay 3 and no targets; DroQ as SBX's README configures SAC
+# (dropout 0.01 and LayerNorm in the critics, 20 updates per step, the policy every 20th).
+# All with alpha learned, batch 256, updates in blocks after every 50 steps.
+FAMILY = {
+    "tqc": dict(learning_rate=3e-4, top_quantiles_to_drop_per_net=2,
+                policy_kwargs=dict(n_critics=5, n_quantiles=25)),
+    "crossq": dict(learning_rate=1e-3, policy_kwargs=dict(net_arch=dict(pi=[256, 256],
+                                                                        qf=[512, 512]))),
+    "droq": dict(learning_rate=3e-4, gradient_steps=1000, policy_delay=20,
+                 policy_kwargs=dict(dropout_rate=0.01, layer_norm=True)),
+}
+settings = dict(learning_rate=1e-3, batch_size=batch_size, tau=0.005, gradient_steps=50,
+                ent_coef=0.2)
+if args.algo != "sac":
+    family = dict(FAMILY[args.algo])
+    policy_kwargs = {**dict(net_arch=[256, 256], activation_fn=activation),
+                     **family.pop("policy_kwargs")}
+    settings.update(batch_size=256, ent_coef="auto", **family)
+    if args.algo == "crossq":
+        del settings["tau"]  # no target networks
+model = TimedSAC(policy, env, buffer_size=buffer_size, learning_starts=args.start, gamma=0.99,
+                 train_freq=50, seed=0, device="cpu", verbose=0, policy_kwargs=policy_kwargs,
+                 **settings)
 model.train_calls = []
 clock = LoopClock()
 model.learn(total_timesteps=args.total, callback=clock)
 
 measured = [(n, dt) for step, n, dt in model.train_calls if step >= args.measure_from]
 print(json.dumps(dict(
-    impl=args.impl, env=args.env, **versions,
+    impl=args.impl, env=args.env, algo=args.algo, **versions,
     **(dict(pixels=True, encoder=args.encoder, batch_size=batch_size) if args.pixels else {}),
     updates_per_s=sum(n for n, _ in measured) / sum(dt for _, dt in measured),
     env_steps_per_s=(args.total - args.measure_from)
