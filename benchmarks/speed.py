@@ -23,9 +23,9 @@ env_steps_per_s: env steps per second of wall time over the whole loop (acting,
 env, storing, updating) from --measure_from to --total.
 
 --algo tqc, crossq, droq or redq: that variant's function with the settings of FAMILY (the
-published ones; CrossQ's critics 512 wide), alpha learned, batch 256; peer_speed.py ``--algo``
-gives SBX the same (REDQ has no SBX peer). updates_per_s counts every update of a block
-(DroQ and REDQ: 20 per env step, 1,000 per block).
+published ones; TQC with 2 critics, CrossQ's critics 512 wide), alpha learned, batch 256;
+peer_speed.py ``--algo`` gives SBX the same (REDQ has no SBX peer). updates_per_s counts
+every update of a block (DroQ and REDQ: 20 per env step, 1,000 per block).
 
 --pixels: the env as ``--pixels`` makes it (84x84 RGB, 3 frames, ``--action_repeat`` 8,
 rendered in its own process), the pixel actor-critic with its defaults (DrQ's),
@@ -48,8 +48,8 @@ import spinup_tf2  # noqa: E402
 
 UPDATE_EVERY = 50
 # --algo: each variant's settings (beside its function's own defaults), as peer_speed.py's
-# FAMILY gives SBX.
-FAMILY = {"tqc": dict(lr=3e-4, ac_kwargs=dict(n_critics=5, n_quantiles=25,
+# FAMILY gives SBX (TQC with SBX's 2 critics, the most its TQC builds).
+FAMILY = {"tqc": dict(lr=3e-4, ac_kwargs=dict(n_critics=2, n_quantiles=25,
                                               top_quantiles_to_drop_per_net=2)),
           "crossq": dict(lr=1e-3, ac_kwargs=dict(critic_hidden_sizes=(512, 512))),
           "droq": dict(lr=3e-4, updates_per_step=20),

@@ -74,9 +74,9 @@ if args.impl == "sbx":
     activation = nn.relu
     versions = dict(jax=jax.__version__, backend=jax.default_backend())
 
-    def wait_for(model):
-        policy = model.policy
-        jax.block_until_ready((policy.qf_state, policy.actor_state, model.ent_coef_state))
+    def wait_for(model):  # every train state the policy holds (TQC: one per critic)
+        states = [v for k, v in vars(model.policy).items() if k.endswith("_state")]
+        jax.block_until_ready((states, model.ent_coef_state))
 else:
     import torch
     from stable_baselines3 import SAC
@@ -154,14 +154,16 @@ else:
     env, policy, batch_size, buffer_size = gym.make(args.env), "MlpPolicy", 100, 1_000_000
     policy_kwargs = dict(net_arch=[256, 256], activation_fn=activation)
 # The SAC family (--algo, SBX): each variant's published settings, those benchmarks/speed.py
-# --algo gives spinup_tf2's: TQC 5 critics of 25 quantiles, the top 2 per critic dropped;
+# --algo gives spinup_tf2's: TQC 2 critics of 25 quantiles, the top 2 per critic dropped (the
+# paper has 5, but SBX's TQC builds two critics whatever n_critics says: sbx-rl 0.28.0,
+# sbx/tqc/policies.py keeps qf1_state and qf2_state, so both sides run SBX's default 2);
 # CrossQ with critics 512 wide (the width of our bundled runs; the paper's 2048, SBX's 1024),
 # its own Adam betas, policy delay 3 and no targets; DroQ as SBX's README configures SAC
 # (dropout 0.01 and LayerNorm in the critics, 20 updates per step, the policy every 20th).
 # All with alpha learned, batch 256, updates in blocks after every 50 steps.
 FAMILY = {
     "tqc": dict(learning_rate=3e-4, top_quantiles_to_drop_per_net=2,
-                policy_kwargs=dict(n_critics=5, n_quantiles=25)),
+                policy_kwargs=dict(n_critics=2, n_quantiles=25)),
     "crossq": dict(learning_rate=1e-3, policy_kwargs=dict(net_arch=dict(pi=[256, 256],
                                                                         qf=[512, 512]))),
     "droq": dict(learning_rate=3e-4, gradient_steps=1000, policy_delay=20,
