@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from spinup_tf2.errors import SpinupError
 from spinup_tf2.tf_setup import graph_function, import_tensorflow, tf_variables
 
 tf = import_tensorflow()
@@ -30,6 +31,63 @@ def mlp(sizes: Sequence[int], activation: Callable = tf.nn.relu,
         act = activation if j < len(sizes) - 2 else output_activation
         layers.append(keras.layers.Dense(width, activation=act))
     return keras.Sequential(layers, name=name)
+
+
+NETWORKS = ("mlp", "simba")  # what ``network=`` takes: Spinning Up's MLP, or SimBa's
+
+
+class ResidualBlock(keras.layers.Layer):
+    """SimBa's residual block (Lee et al. 2024): ``x + Dense(w)(act(Dense(4w)(LayerNorm(x))))``,
+    the layer norm before the block's layers and the identity path untouched."""
+
+    def __init__(self, width: int, activation: Callable, **kwargs):
+        super().__init__(**kwargs)
+        self.norm = keras.layers.LayerNormalization(name="norm")
+        self.inner = keras.layers.Dense(4 * width, activation=activation, name="inner")
+        self.outer = keras.layers.Dense(width, name="outer")
+
+    def call(self, x):
+        return x + self.outer(self.inner(self.norm(x)))
+
+
+def simba(sizes: Sequence[int], activation: Callable, out_dim: int | None = None,
+          name: str | None = None) -> keras.Sequential:
+    """SimBa's network: a Dense embedding to ``sizes[1]``, one :class:`ResidualBlock` per
+    width of ``sizes[1:]`` (a Dense projection first where the width changes), a final
+    LayerNorm, then a Dense output of ``out_dim`` if given. ``sizes[0]`` is the input width.
+    (SimBa's running observation statistics are ``normalize_obs=True``.)"""
+    layers = [keras.Input(shape=(sizes[0],)), keras.layers.Dense(sizes[1])]
+    for j, width in enumerate(sizes[1:]):
+        if j and width != sizes[j]:
+            layers.append(keras.layers.Dense(width))
+        layers.append(ResidualBlock(width, activation, name=f"block{j}"))
+    layers.append(keras.layers.LayerNormalization(name="final_norm"))
+    if out_dim is not None:
+        layers.append(keras.layers.Dense(out_dim))
+    return keras.Sequential(layers, name=name)
+
+
+def body(network: str, in_dim: int, hidden_sizes: Sequence[int], activation: Callable,
+         out_dim: int | None = None, name: str | None = None) -> keras.Sequential:
+    """A model's network from ``in_dim`` inputs through ``hidden_sizes``: an
+    :func:`mlp` (``network='mlp'``), or :func:`simba` (``'simba'``, each width a residual
+    block); with ``out_dim``, a linear output layer of that width, else the features of
+    the last hidden layer (activated, for the MLP)."""
+    if network == "simba":
+        return simba([in_dim] + list(hidden_sizes), activation, out_dim, name=name)
+    if out_dim is None:
+        return mlp([in_dim] + list(hidden_sizes), activation, activation, name=name)
+    return mlp([in_dim] + list(hidden_sizes) + [out_dim], activation, name=name)
+
+
+def check_network(network, owner: str) -> str:
+    """``network`` if it names one of :data:`NETWORKS`; else a SpinupError naming it."""
+    if network not in NETWORKS:
+        raise SpinupError(f"{owner} got network={network!r}; give 'mlp' (Spinning Up's "
+                          f"networks) or 'simba' (SimBa's residual blocks with layer norms; "
+                          f"add normalize_obs=True for its running observation statistics). "
+                          f"Nothing was written.")
+    return network
 
 
 def count_vars(model) -> int:
@@ -150,11 +208,11 @@ class SquashedGaussianMLPActor(ObsModel):
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
                  activation: Callable, act_limit: float,
-                 obs_normalizer: ObsNormalizer | None = None, **kwargs):
+                 obs_normalizer: ObsNormalizer | None = None, network: str = "mlp", **kwargs):
         super().__init__(obs_normalizer, **kwargs)
         self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
         self.act_limit = float(act_limit)
-        self.net = mlp([obs_dim] + list(hidden_sizes), activation, activation, name="trunk")
+        self.net = body(network, obs_dim, hidden_sizes, activation, name="trunk")
         self.mu_layer = keras.layers.Dense(act_dim, name="mu")
         self.log_std_layer = keras.layers.Dense(act_dim, name="log_std")
         self(tf.zeros((1, obs_dim)))  # build now, so count_vars works at once
@@ -181,9 +239,10 @@ class MLPQFunction(ObsModel):
     """Q(s, a): ``concat(obs, act) -> hidden -> 1``, squeezed to shape (batch,)."""
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
-                 activation: Callable, obs_normalizer: ObsNormalizer | None = None, **kwargs):
+                 activation: Callable, obs_normalizer: ObsNormalizer | None = None,
+                 network: str = "mlp", **kwargs):
         super().__init__(obs_normalizer, **kwargs)
-        self.q = mlp([obs_dim + act_dim] + list(hidden_sizes) + [1], activation, name="q_net")
+        self.q = body(network, obs_dim + act_dim, hidden_sizes, activation, 1, name="q_net")
         self(tf.zeros((1, obs_dim)), tf.zeros((1, act_dim)))
 
     def call(self, obs, act):
@@ -253,22 +312,28 @@ class MLPActorCritic(ActorCritic):
         activation: Activation after every hidden layer (e.g. ``tf.nn.relu``).
         obs_normalizer (ObsNormalizer): Shared by pi, q1 and q2, which see
             normalized observations (``sac(normalize_obs=True)`` passes one).
+        network (str): ``'mlp'`` (Spinning Up's), or ``'simba'``: each width of
+            ``hidden_sizes`` a residual block with a layer norm before it (and a
+            4x wider inner layer), a layer norm before the output (:func:`simba`;
+            with ``normalize_obs=True``, SimBa's networks of Lee et al. 2024).
     """
 
     discrete = False
 
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
-                 activation: Callable = tf.nn.relu, obs_normalizer: ObsNormalizer | None = None):
+                 activation: Callable = tf.nn.relu, obs_normalizer: ObsNormalizer | None = None,
+                 network: str = "mlp"):
         obs_dim = observation_space.shape[0]
         act_dim = action_space.shape[0]
         act_limit = float(action_space.high[0])
         self.obs_normalizer = obs_normalizer
+        network = check_network(network, "MLPActorCritic")
         self.pi = SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, activation, act_limit,
-                                           obs_normalizer, name="pi")
+                                           obs_normalizer, network, name="pi")
         self.q1 = MLPQFunction(obs_dim, act_dim, hidden_sizes, activation, obs_normalizer,
-                               name="q1")
+                               network, name="q1")
         self.q2 = MLPQFunction(obs_dim, act_dim, hidden_sizes, activation, obs_normalizer,
-                               name="q2")
+                               network, name="q2")
 
 
 class CategoricalMLPActor(ObsModel):
@@ -282,10 +347,11 @@ class CategoricalMLPActor(ObsModel):
     """
 
     def __init__(self, obs_dim: int, n_actions: int, hidden_sizes: Sequence[int],
-                 activation: Callable, obs_normalizer: ObsNormalizer | None = None, **kwargs):
+                 activation: Callable, obs_normalizer: ObsNormalizer | None = None,
+                 network: str = "mlp", **kwargs):
         super().__init__(obs_normalizer, **kwargs)
         self.obs_dim, self.n_actions = int(obs_dim), int(n_actions)
-        self.net = mlp([obs_dim] + list(hidden_sizes), activation, activation, name="trunk")
+        self.net = body(network, obs_dim, hidden_sizes, activation, name="trunk")
         self.logits_layer = keras.layers.Dense(n_actions, name="logits")
         self(tf.zeros((1, obs_dim)))
 
@@ -311,9 +377,10 @@ class DiscreteMLPQFunction(ObsModel):
     all n values, ``q(obs, act)`` the value of each row's action index."""
 
     def __init__(self, obs_dim: int, n_actions: int, hidden_sizes: Sequence[int],
-                 activation: Callable, obs_normalizer: ObsNormalizer | None = None, **kwargs):
+                 activation: Callable, obs_normalizer: ObsNormalizer | None = None,
+                 network: str = "mlp", **kwargs):
         super().__init__(obs_normalizer, **kwargs)
-        self.q = mlp([obs_dim] + list(hidden_sizes) + [n_actions], activation, name="q_net")
+        self.q = body(network, obs_dim, hidden_sizes, activation, n_actions, name="q_net")
         self(tf.zeros((1, obs_dim)))
 
     def call(self, obs, act=None):
@@ -332,15 +399,17 @@ class DiscreteMLPActorCritic(ActorCritic):
     discrete = True
 
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
-                 activation: Callable = tf.nn.relu, obs_normalizer: ObsNormalizer | None = None):
+                 activation: Callable = tf.nn.relu, obs_normalizer: ObsNormalizer | None = None,
+                 network: str = "mlp"):
         obs_dim, n = observation_space.shape[0], int(action_space.n)
         self.obs_normalizer = obs_normalizer
+        network = check_network(network, "DiscreteMLPActorCritic")
         self.pi = CategoricalMLPActor(obs_dim, n, hidden_sizes, activation, obs_normalizer,
-                                      name="pi")
+                                      network, name="pi")
         self.q1 = DiscreteMLPQFunction(obs_dim, n, hidden_sizes, activation, obs_normalizer,
-                                       name="q1")
+                                       network, name="q1")
         self.q2 = DiscreteMLPQFunction(obs_dim, n, hidden_sizes, activation, obs_normalizer,
-                                       name="q2")
+                                       network, name="q2")
 
 
 def actor_variables(ac) -> list:

@@ -197,7 +197,8 @@ class NumpyActor:
         copy would silently ignore."""
         if type(actor) not in (core.SquashedGaussianMLPActor, core.CategoricalMLPActor):
             return None
-        if any(_numpy_activation(layer.activation) is None for layer in actor.net.layers):
+        if any(type(layer).__name__ != "Dense" or _numpy_activation(layer.activation) is None
+               for layer in actor.net.layers):  # a SimBa trunk (blocks, norms): TensorFlow acts
             return None
         if isinstance(actor, core.CategoricalMLPActor):
             return NumpyCategoricalActor(actor, (actor.logits_layer,))

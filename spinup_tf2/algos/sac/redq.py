@@ -45,6 +45,7 @@ class REDQActorCritic(core.ActorCritic):
         n_critics (int): The ensemble's size N (10, the paper's).
         subset_size (int): M, the target critics each backup takes the minimum of (2).
         obs_normalizer: Shared by all networks (``normalize_obs=True``).
+        network (str): ``'mlp'`` or ``'simba'`` (:func:`~spinup_tf2.algos.sac.core.simba`).
     """
 
     variant = "redq"
@@ -52,7 +53,7 @@ class REDQActorCritic(core.ActorCritic):
 
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
                  activation: Callable = tf.nn.relu, n_critics: int = 10, subset_size: int = 2,
-                 obs_normalizer=None):
+                 obs_normalizer=None, network: str = "mlp"):
         for name, value in (("n_critics", n_critics), ("subset_size", subset_size)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise SpinupError(f"REDQ got {name}={value!r}; it must be a whole number >= 1 "
@@ -66,12 +67,13 @@ class REDQActorCritic(core.ActorCritic):
         obs_dim, act_dim = observation_space.shape[0], action_space.shape[0]
         self.obs_normalizer = obs_normalizer
         self.n_critics, self.subset_size = n_critics, subset_size
+        network = core.check_network(network, "REDQ")
         self.pi = core.SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, activation,
                                                 float(action_space.high[0]), obs_normalizer,
-                                                name="pi")
+                                                network, name="pi")
         for i in range(1, n_critics + 1):
             setattr(self, f"q{i}", core.MLPQFunction(obs_dim, act_dim, hidden_sizes, activation,
-                                                     obs_normalizer, name=f"q{i}"))
+                                                     obs_normalizer, network, name=f"q{i}"))
 
 
 def subset_draws(rng: np.random.Generator, ac, n_updates: int, batch_size: int) -> np.ndarray:

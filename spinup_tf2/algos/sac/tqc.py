@@ -28,10 +28,11 @@ class QuantileQFunction(core.ObsModel):
     """Z(s, a): ``concat(obs, act) -> hidden -> n_quantiles``, shape (batch, n_quantiles)."""
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
-                 activation: Callable, n_quantiles: int, obs_normalizer=None, **kwargs):
+                 activation: Callable, n_quantiles: int, obs_normalizer=None,
+                 network: str = "mlp", **kwargs):
         super().__init__(obs_normalizer, **kwargs)
-        self.q = core.mlp([obs_dim + act_dim] + list(hidden_sizes) + [n_quantiles], activation,
-                          name="q_net")
+        self.q = core.body(network, obs_dim + act_dim, hidden_sizes, activation, n_quantiles,
+                           name="q_net")
         self(tf.zeros((1, obs_dim)), tf.zeros((1, act_dim)))
 
     def call(self, obs, act):
@@ -51,6 +52,7 @@ class TQCActorCritic(core.ActorCritic):
         n_quantiles (int): Quantiles per critic (25).
         top_quantiles_to_drop_per_net (int): Largest target quantiles dropped per critic (2).
         obs_normalizer: Shared by all networks (``normalize_obs=True``).
+        network (str): ``'mlp'`` or ``'simba'`` (:func:`~spinup_tf2.algos.sac.core.simba`).
 
     A critic's Q value (logged ``Q1Vals``, exported ``q1``) is the mean of its quantiles.
     """
@@ -60,7 +62,8 @@ class TQCActorCritic(core.ActorCritic):
 
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
                  activation: Callable = tf.nn.relu, n_critics: int = 5, n_quantiles: int = 25,
-                 top_quantiles_to_drop_per_net: int = 2, obs_normalizer=None):
+                 top_quantiles_to_drop_per_net: int = 2, obs_normalizer=None,
+                 network: str = "mlp"):
         for name, value, low in (("n_critics", n_critics, 1), ("n_quantiles", n_quantiles, 1),
                                  ("top_quantiles_to_drop_per_net",
                                   top_quantiles_to_drop_per_net, 0)):
@@ -76,12 +79,14 @@ class TQCActorCritic(core.ActorCritic):
         self.obs_normalizer = obs_normalizer
         self.n_quantiles, self.top_quantiles_to_drop = int(n_quantiles), int(
             top_quantiles_to_drop_per_net)
+        network = core.check_network(network, "TQC")
         self.pi = core.SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, activation,
                                                 float(action_space.high[0]), obs_normalizer,
-                                                name="pi")
+                                                network, name="pi")
         for i in range(1, int(n_critics) + 1):
             setattr(self, f"q{i}", QuantileQFunction(obs_dim, act_dim, hidden_sizes, activation,
-                                                     n_quantiles, obs_normalizer, name=f"q{i}"))
+                                                     n_quantiles, obs_normalizer, network,
+                                                     name=f"q{i}"))
         self.n_critics = int(n_critics)
 
     def critic(self, i: int, obs, act=None):
