@@ -24,12 +24,14 @@ PEERS = {"sb3": "Stable-Baselines3", "sbx": "SBX", "tfagents": "TF-Agents"}
 
 
 def latest_races(results: str = RESULTS) -> list[tuple[str, dict, dict]]:
-    """The latest state-vector race of each CPU: (file name, machine record, rows by who)."""
+    """The latest state-vector race of SAC on each CPU: (file name, machine record, rows by
+    who)."""
     latest: dict[str, tuple[str, dict, dict]] = {}
     for path in sorted(glob.glob(osp.join(results, "*_race.jsonl"))):  # dated names sort
         machine, rows = read_race(path)
         peers = set(rows) & set(PEERS)  # a race against the peers, not another checkout
         if (machine and peers and not machine.get("pixels")
+                and machine.get("algo", "sac") == "sac"  # SAC's race, not a variant's
                 and "(model not recorded)" not in machine["cpu"]):
             latest[machine["cpu"]] = (osp.basename(path), machine, rows)
     return sorted(latest.values(), key=lambda race: race[0], reverse=True)
