@@ -61,21 +61,26 @@ class BatchRenorm(keras.layers.Layer):
                                      trainable=False, name="steps")
 
     def call(self, x, training=None):
+        # Each form is folded into one scale and one shift per feature, so that the
+        # batch-sized work is one product and one sum (and their gradients): on a CPU the
+        # element-wise passes over the batch, not the arithmetic, are what normalising costs.
         running_std = tf.sqrt(self.moving_var + self.epsilon)
-        if not training:
-            return self.gamma * (x - self.moving_mean) / running_std + self.beta
+        if not training:  # gamma (x - moving_mean) / running_std + beta
+            scale = self.gamma / running_std
+            return x * scale + (self.beta - self.moving_mean * scale)
         mean, var = tf.nn.moments(x, axes=[0])
         std = tf.sqrt(var + self.epsilon)
-        x_hat = (x - mean) / std
         r = tf.stop_gradient(tf.clip_by_value(std / running_std, 1 / self.r_max, self.r_max))
         d = tf.stop_gradient(tf.clip_by_value((mean - self.moving_mean) / running_std,
                                               -self.d_max, self.d_max))
         warm = tf.cast(self.steps >= self.warmup_steps, x.dtype)
-        x_hat = x_hat * (warm * r + (1.0 - warm)) + warm * d
+        # gamma ((x - mean) / std * (warm r + 1 - warm) + warm d) + beta
+        scale = self.gamma * (warm * r + (1.0 - warm)) / std
+        shift = self.beta + self.gamma * warm * d - mean * scale
         self.moving_mean.assign(self.momentum * self.moving_mean + (1 - self.momentum) * mean)
         self.moving_var.assign(self.momentum * self.moving_var + (1 - self.momentum) * var)
         self.steps.assign_add(1)
-        return self.gamma * x_hat + self.beta
+        return x * scale + shift
 
 
 def renorm_mlp(sizes: Sequence[int], activation: Callable, momentum: float,
