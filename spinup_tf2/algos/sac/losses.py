@@ -31,17 +31,22 @@ class SACLosses(NamedTuple):
     logp_pi: Any
 
 
-def continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma) -> SACLosses:
-    """SAC's losses for continuous actions."""
+def continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma,
+                      policy: bool = True) -> SACLosses:
+    """SAC's losses for continuous actions. ``policy=False`` leaves the policy's part out
+    (``loss_pi`` and ``logp_pi`` None), for a variant's updates on which the policy does
+    not step."""
     batch = tf.shape(o)[0]
     # Independent products (pi at s and at s', q1 and q2) run side by side.
-    pi, logp_pi = ac.pi(o, noise=noise[:batch])
+    if policy:
+        pi, logp_pi = ac.pi(o, noise=noise[:batch])
     pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:2 * batch])
 
     q1 = ac.q1(o, a)
     q2 = ac.q2(o, a)
-    q1_pi = ac.q1(o, pi)
-    q2_pi = ac.q2(o, pi)
+    if policy:
+        q1_pi = ac.q1(o, pi)
+        q2_pi = ac.q2(o, pi)
     q1_targ = ac_targ.q1(o2, pi_next)
     q2_targ = ac_targ.q2(o2, pi_next)
 
@@ -50,9 +55,11 @@ def continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma) -> SACLo
     backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_targ - alpha * logp_pi_next))
 
     # Soft actor-critic losses (Q losses with TF1 SAC's factor 1/2).
-    loss_pi = tf.reduce_mean(alpha * logp_pi - tf.minimum(q1_pi, q2_pi))
     loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
     loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
+    if not policy:
+        return SACLosses(None, (loss_q1, loss_q2), (q1, q2), None)
+    loss_pi = tf.reduce_mean(alpha * logp_pi - tf.minimum(q1_pi, q2_pi))
     return SACLosses(loss_pi, (loss_q1, loss_q2), (q1, q2), logp_pi)
 
 

@@ -133,7 +133,8 @@ CROSSQ = Variant("crossq", crossq.CrossQActorCritic, crossq.crossq_losses, trans
 TQC = Variant("tqc", tqc.TQCActorCritic, tqc.tqc_losses, transition_buffer, MLPAgent,
               core.ActorCriticExport)
 DROQ = Variant("droq", droq.DroQActorCritic, continuous_losses, transition_buffer, MLPAgent,
-               core.ActorCriticExport, policy_delay=20)
+               core.ActorCriticExport, policy_delay=20,
+               critic_losses=functools.partial(continuous_losses, policy=False))
 REDQ = Variant("redq", redq.REDQActorCritic, redq.redq_losses, transition_buffer, MLPAgent,
                core.ActorCriticExport, extra_inputs=redq.subset_draws, policy_delay=20,
                critic_losses=functools.partial(redq.redq_losses, policy=False))
