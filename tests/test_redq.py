@@ -106,3 +106,16 @@ def test_redq_refuses_discrete_actions(tmp_path):
     with pytest.raises(SpinupError, match="a Discrete action space with REDQ"):
         sac(lambda: gym.make("CartPole-v1"), actor_critic="redq", **TINY,
             logger_kwargs=dict(output_dir=str(tmp_path / "run")))
+
+
+@pytest.mark.parametrize("name", ["crossq", "tqc", "droq", "redq"])
+def test_each_family_functions_own_defaults_pass_the_checks(name):
+    """What `python -m spinup_tf2.run NAME --env ...` runs with: the function's defaults
+    (a REDQ with updates from step 5,000 was refused: epoch 1 would log no losses)."""
+    import inspect
+
+    import spinup_tf2
+    from spinup_tf2.algos.sac.checks import check_sac_args
+
+    params = inspect.signature(getattr(spinup_tf2, name)).parameters
+    check_sac_args({k: p.default for k, p in params.items() if k != "env_fn"})
