@@ -106,7 +106,10 @@ class NStepReturns:
         obs, obs2 = (np.asarray(arrays[f"nstep_{k}"]) for k in ("obs", "obs2"))
         act, rew = np.asarray(arrays["nstep_act"]), np.asarray(arrays["nstep_rew"])
         check_shape(rew, (m,), "nstep_rew")
-        obs_shape, act_shape = self.buffer.obs_buf.shape[1:], self.buffer.act_buf.shape[1:]
+        # A buffer of one's own (replay_buffer_class) may keep no obs_buf/act_buf arrays:
+        # then the windows are checked against each other only.
+        obs_shape = getattr(self.buffer, "obs_buf", obs).shape[1:]
+        act_shape = getattr(self.buffer, "act_buf", act).shape[1:]
         for name, a, shape in (("nstep_obs", obs, obs_shape), ("nstep_obs2", obs2, obs_shape),
                                ("nstep_act", act, act_shape)):
             check_shape(a, (m, *shape), name)
