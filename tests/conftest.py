@@ -49,6 +49,15 @@ def pytest_collection_modifyitems(config, items):
                 pass
         if any(call in source for source in sources for call in STARTS_PROCESSES):
             item.add_marker(pytest.mark.processes)
+    # Longest files first. pytest-xdist hands whole files to its workers (--dist loadfile) in
+    # this order (--no-loadscope-reorder, pytest.ini); a long file handed out last keeps one
+    # worker busy alone at the end (CI's learning and Ray files, each minutes, went last when
+    # xdist put the files with the most tests first). The weights are rough costs in seconds.
+    cost: dict = {}
+    for item in items:
+        slow, starts = (item.get_closest_marker(m) is not None for m in ("slow", "processes"))
+        cost[item.path] = cost.get(item.path, 0) + (100 if slow else 10 if starts else 1)
+    items.sort(key=lambda item: -cost[item.path])  # stable: a file's tests keep their order
 
 
 @pytest.fixture(autouse=True)

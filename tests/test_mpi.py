@@ -73,6 +73,52 @@ with open(f"{sys.argv[1]}/result_{M.proc_id()}.json", "w") as f:
 """
 
 
+CROSSQ_SCRIPT = """
+import json, sys, numpy as np, gymnasium as gym, keras
+from spinup_tf2.algos.sac import fast_path as F, sac as S
+from spinup_tf2.algos.sac.buffers import ReplayBuffer
+from spinup_tf2.algos.sac.variants import CROSSQ
+from spinup_tf2.utils import mpi_tools as M
+from spinup_tf2.utils.mpi_tf2 import make_grad_averager, params_in_sync, sync_params
+env = gym.make("Pendulum-v1")
+keras.utils.set_random_seed(0)
+ac, _ = S.build_actor_critics(CROSSQ.actor_critic, env.observation_space, env.action_space,
+                              dict(hidden_sizes=(16,), critic_hidden_sizes=(16,)), None, False)
+every = [v for m in ac.models for v in m.variables]  # the running statistics too
+sync_params(ac.trainable_variables)
+pi_opt, q_opt = S.make_optimizers(ac, 1e-3, CROSSQ.adam_betas)
+block = F.make_update_block(S.make_update(ac, None, pi_opt, q_opt, 0.99, 0.2, 0.995, None,
+                                          make_grad_averager(), CROSSQ))
+rng = np.random.default_rng(100 + M.proc_id())  # each rank its own data and minibatches
+buf = ReplayBuffer(3, 1, 200)
+for _ in range(200):
+    buf.store(rng.normal(size=3), rng.uniform(-2, 2, 1), rng.normal(), rng.normal(size=3), 0.0)
+S.run_updates(block, buf, 16, rng, 6, 1, ac, CROSSQ)
+after = params_in_sync(every)
+moved = float(np.abs(ac.local_statistics()[0].numpy()).max())  # from its start at 0
+block(*S.update_inputs(buf, 16, rng, 6, 1, ac, CROSSQ))  # a block left unaveraged
+unaveraged = params_in_sync(ac.local_statistics())
+with open(f"{sys.argv[1]}/crossq_{M.proc_id()}.json", "w") as f:
+    json.dump(dict(after=after, moved=moved, unaveraged=unaveraged), f)
+"""
+
+
+@pytest.mark.slow  # two MPI ranks from Python, as the test below
+def test_crossq_ranks_keep_one_model_with_their_statistics_averaged(tmp_path):
+    """CrossQ's Batch Renormalization statistics move with each rank's own minibatches;
+    after each update block they are averaged, so the ranks hold one model. The test can
+    fail: a block left unaveraged leaves them apart."""
+    import json
+
+    script = tmp_path / "crossq.py"
+    script.write_text(CROSSQ_SCRIPT)
+    res = mpirun(2, str(script), str(tmp_path))
+    assert res.returncode == 0, res.stderr[-3000:]
+    for rank in (0, 1):
+        r = json.load(open(tmp_path / f"crossq_{rank}.json"))
+        assert r["after"] is True and r["moved"] > 0 and r["unaveraged"] is False, r
+
+
 @pytest.mark.slow  # two MPI ranks from Python; test_cli_cpu_2_only_rank_0_writes runs by default
 def test_two_ranks_keep_identical_weights_and_mismatch_is_detected(tmp_path):
     import json

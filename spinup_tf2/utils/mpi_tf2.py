@@ -1,6 +1,6 @@
 """Keras/TensorFlow variables across MPI processes: start them equal, average
-their gradients, check they stayed equal. With one process (or no MPI) every
-function here is a no-op that says nothing."""
+their gradients (and running statistics), check they stayed equal. With one process (or
+no MPI) every function here is a no-op that says nothing."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Callable
 import numpy as np
 
 from spinup_tf2.tf_setup import tf_variables
-from spinup_tf2.utils.mpi_tools import _get_comm, broadcast, num_procs
+from spinup_tf2.utils.mpi_tools import _get_comm, broadcast, mpi_avg, num_procs
 
 
 def sync_params(variables) -> None:
@@ -20,6 +20,21 @@ def sync_params(variables) -> None:
     variables = tf_variables(variables)
     flat = np.concatenate([v.numpy().ravel() for v in variables]).astype(np.float32)
     broadcast(flat)
+    offset = 0
+    for v in variables:
+        size = int(np.prod(v.shape))
+        v.assign(flat[offset:offset + size].reshape(v.shape))
+        offset += size
+
+
+def average_params(variables) -> None:
+    """Give every process the mean over all processes of ``variables`` (one allreduce of
+    one flat buffer): for state each process moves from its own minibatches, such as
+    Batch Renormalization's running statistics, so that all keep one model."""
+    variables = tf_variables(variables)
+    if num_procs() == 1 or not variables:
+        return
+    flat = mpi_avg(np.concatenate([v.numpy().ravel() for v in variables]).astype(np.float32))
     offset = 0
     for v in variables:
         size = int(np.prod(v.shape))

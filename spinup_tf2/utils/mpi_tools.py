@@ -47,7 +47,8 @@ def mpi_fork(n: int) -> None:
     """Re-launch the current script with ``n`` copies under MPI.
 
     Does nothing when ``n <= 1`` or when already inside an MPI launch; otherwise
-    runs ``mpirun -np n python <same args>`` and exits this process afterwards.
+    runs ``mpirun -np n python <same args>`` and exits this process afterwards, with
+    mpirun's exit status.
     """
     if n <= 1 or os.getenv("IN_MPI") is not None:
         return
@@ -62,9 +63,9 @@ def mpi_fork(n: int) -> None:
     args = [mpirun, "-np", str(n), sys.executable] + sys.argv
     from spinup_tf2.lifetime import die_with_parent
 
-    # mpirun ends with this process, and takes the ranks it started with it.
-    subprocess.check_call(args, env=env, preexec_fn=die_with_parent)
-    sys.exit()
+    # mpirun ends with this process, and takes the ranks it started with it. A rank that
+    # failed has said why: this process exits with its status, adding no traceback.
+    sys.exit(subprocess.call(args, env=env, preexec_fn=die_with_parent))
 
 
 def proc_id() -> int:

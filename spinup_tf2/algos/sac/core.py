@@ -282,6 +282,12 @@ class ActorCritic:
         """Every Keras model of the actor-critic."""
         return (self.pi,) + self.critics
 
+    def local_statistics(self) -> list:
+        """Variables each process moves from its own minibatches, averaged across MPI
+        processes after every update block so that all keep one model: none here (CrossQ's
+        Batch Renormalization statistics)."""
+        return []
+
     def policy(self, obs, **kwargs):
         """``pi`` on observations (same keyword arguments and outputs)."""
         return self.pi(obs, **kwargs)

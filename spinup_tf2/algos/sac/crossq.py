@@ -166,6 +166,11 @@ class CrossQActorCritic(core.ActorCritic):
         self.q2 = CrossQFunction(obs_dim, act_dim, critic_hidden_sizes, activation, name="q2",
                                  **renorm)
 
+    def local_statistics(self) -> list:
+        """Every BatchRenorm layer's running mean and variance (MPI averages them)."""
+        return [v for m in self.models for v in m.non_trainable_variables
+                if v.name in ("moving_mean", "moving_var")]
+
 
 def crossq_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma,
                   policy: bool = True) -> SACLosses:

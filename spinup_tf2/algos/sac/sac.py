@@ -50,7 +50,7 @@ from spinup_tf2.training.checkpoint import TrainingCheckpoint, check_output_dir
 from spinup_tf2.training.progress_bar import EpochProgress
 from spinup_tf2.training.videos import EpochVideos
 from spinup_tf2.utils.logx import EpochLogger
-from spinup_tf2.utils.mpi_tf2 import make_grad_averager, sync_params
+from spinup_tf2.utils.mpi_tf2 import average_params, make_grad_averager, sync_params
 from spinup_tf2.utils.mpi_tools import num_procs, proc_id
 
 tf = import_tensorflow()
@@ -559,7 +559,8 @@ def run_updates(update_block: Callable, replay_buffer, batch_size: int,
                 rng: np.random.Generator, n_updates: int, noise_dim: int, ac,
                 variant: Variant = MLP) -> dict:
     """Run ``n_updates`` updates (:func:`update_inputs`, then ``update_block``) and return
-    their diagnostics as numpy: in one call, or ``variant.updates_per_call`` at a time.
+    their diagnostics as numpy: in one call, or ``variant.updates_per_call`` at a time;
+    then average ``ac``'s ``local_statistics`` across MPI processes.
 
     One call per image update keeps pixel runs reproducible: a compiled loop over several
     convolutional updates gave numbers that differed from process to process on the same
@@ -569,6 +570,7 @@ def run_updates(update_block: Callable, replay_buffer, batch_size: int,
     infos = [update_block(*update_inputs(replay_buffer, batch_size, rng, chunk, noise_dim, ac,
                                          variant))
              for _ in range(n_updates // chunk)]
+    average_params(getattr(ac, "local_statistics", list)())  # one model on every process
     return {k: np.concatenate([np.asarray(i[k]) for i in infos]) for k in infos[0]}
 
 

@@ -187,17 +187,13 @@ def pick_variant(actor_critic, ac_kwargs: dict, observation_space, discrete: boo
             actor_critic = DISCRETE.actor_critic
     else:
         variant = MLP
-    mpi = variant is CROSSQ and num_procs() > 1  # its statistics are not averaged
-    if variant in FAMILY and (images or discrete or mpi):
-        what = ("image observations" if images else "a Discrete action space" if discrete
-                else f"{num_procs()} MPI processes (--cpu)")
+    if variant in FAMILY and (images or discrete):
+        what = "image observations" if images else "a Discrete action space"
         name = FAMILY_NAMES[variant.name]
         raise SpinupError(f"sac() got {what} with {name} (actor_critic={variant.name!r}), "
-                          f"which takes vector observations and Box actions"
-                          + (" in one process (its Batch Renormalization statistics are not "
-                             "averaged across processes)" if variant is CROSSQ else "")
-                          + f". Nothing was written. Use SAC for this task, or {name} "
-                          f"without --pixels, --cpu or a Discrete action space.")
+                          f"which takes vector observations and Box actions. Nothing was "
+                          f"written. Use SAC for this task, or {name} without --pixels or a "
+                          f"Discrete action space.")
     if images and variant is RECURRENT:
         raise SpinupError("sac() got image observations with a recurrent actor-critic "
                           "(--recurrent), which reads vector observations only. Nothing was "
