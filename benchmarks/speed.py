@@ -4,6 +4,7 @@
     python benchmarks/speed.py --env Pendulum-P-v1 --recurrent      # recurrent SAC's defaults
     python benchmarks/speed.py --env Pendulum-v1 --pixels --start 200 --measure_from 250 --total 400
     python benchmarks/speed.py --algo tqc       # a variant of the SAC family, as FAMILY sets it
+    python benchmarks/speed.py --algo tqc --n_critics 5  # TQC with its own default (5 critics)
 
 Runs the real ``sac()`` training loop with Spinning Up's settings (256x256 ReLU,
 batch 100, lr 1e-3, alpha 0.2, polyak 0.995, 50 updates after every 50 steps),
@@ -70,6 +71,9 @@ def main():
                    help="random actions and no updates before this step, as peer_speed.py")
     p.add_argument("--algo", choices=["sac", *FAMILY], default="sac",
                    help="a variant of the SAC family, with FAMILY's settings")
+    p.add_argument("--n_critics", type=int,
+                   help="TQC or REDQ: this many critics instead of FAMILY's (TQC's own default "
+                        "is 5, REDQ's 10)")
     p.add_argument("--json", action="store_true", help="print one JSON line only")
     a = p.parse_args()
     batch_size = a.batch_size or (128 if a.pixels else 100)
@@ -116,6 +120,8 @@ def main():
     settings = dict(batch_size=batch_size, lr=1e-3, alpha=0.2)
     if a.algo != "sac":
         settings = dict(FAMILY[a.algo], batch_size=a.batch_size or 256, alpha="auto")
+        if a.n_critics:
+            settings["ac_kwargs"] = dict(settings.get("ac_kwargs", {}), n_critics=a.n_critics)
     updates_per_block = UPDATE_EVERY * settings.get("updates_per_step", 1)
     try:
         getattr(spinup_tf2, a.algo)(
@@ -129,6 +135,7 @@ def main():
     loop = float(np.median(gaps[False]))
     block = float(np.mean(gaps[True])) - loop
     res = dict(impl="spinup_tf2", env=a.env, algo=a.algo, recurrent=a.recurrent,
+               n_critics=settings.get("ac_kwargs", {}).get("n_critics"),
                pixels=a.pixels, batch_size=settings["batch_size"],
                tensorflow=spinup_tf2.tf_version(),
                updates_per_s=updates_per_block / block,

@@ -96,20 +96,29 @@ def test_vector_copies_keep_their_normalizing_statistics_across_a_resume(tmp_pat
 KILL_SCRIPT = """
 import sys, gymnasium as gym
 from spinup_tf2 import sac
-sac(lambda: gym.make("Pendulum-v1"), epochs=4, alpha="auto", steps_per_epoch=400,
-    start_steps=200, update_after=100, update_every=50, batch_size=32, num_test_episodes=2,
-    ac_kwargs=dict(hidden_sizes=(32, 32)), logger_kwargs=dict(output_dir=sys.argv[1]),
-    resume=len(sys.argv) > 2)
+from spinup_tf2.algos.sac import core
+ac = core.MLPActorCritic if sys.argv[2] == "sac" else sys.argv[2]
+widths = dict(hidden_sizes=(32, 32), **({"critic_hidden_sizes": (32, 32)}
+                                        if ac == "crossq" else {}))
+sac(lambda: gym.make("Pendulum-v1"), ac, epochs=4, alpha="auto", steps_per_epoch=200,
+    start_steps=100, update_after=50, update_every=50, batch_size=32, num_test_episodes=2,
+    ac_kwargs=widths, logger_kwargs=dict(output_dir=sys.argv[1]), resume=len(sys.argv) > 3)
 """
 
 
-def test_kill_minus_9_then_resume_equals_straight_run(tmp_path):
+# SAC in the default run; in CI's, each variant whose checkpoint holds state SAC's does not
+# (Batch Renormalization statistics, dropout generators, subset draws). TQC's is SAC's with
+# more critics: its exact resume is tests/test_tqc.py's.
+@pytest.mark.parametrize("variant", ["sac"] + [pytest.param(v, marks=pytest.mark.slow)
+                                               for v in ("crossq", "droq", "redq")])
+def test_kill_minus_9_then_resume_equals_straight_run(tmp_path, variant):
     straight, killed = str(tmp_path / "straight"), str(tmp_path / "killed")
     script = tmp_path / "run.py"
     script.write_text(KILL_SCRIPT)
-    subprocess.run([sys.executable, str(script), straight], check=True, capture_output=True)
-    proc = subprocess.Popen([sys.executable, str(script), killed], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    subprocess.run([sys.executable, str(script), straight, variant], check=True,
+                   capture_output=True)
+    proc = subprocess.Popen([sys.executable, str(script), killed, variant],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     progress = os.path.join(killed, "progress.txt")
     # No deadline: on a busy machine an epoch may take minutes; the run ends by itself.
     while proc.poll() is None:
@@ -125,7 +134,7 @@ def test_kill_minus_9_then_resume_equals_straight_run(tmp_path):
     assert 2 <= len(partial) <= 3
     import tensorflow as tf
     tf.saved_model.load(os.path.join(killed, "tf2_save"))
-    subprocess.run([sys.executable, str(script), killed, "resume"], check=True,
+    subprocess.run([sys.executable, str(script), killed, variant, "resume"], check=True,
                    capture_output=True)
     h1, r1 = rows(straight)
     h2, r2 = rows(killed)

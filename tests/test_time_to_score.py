@@ -12,17 +12,17 @@ REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 SCRIPT = osp.join(REPO, "benchmarks", "timing", "time_to_score.py")
 
 
-def write_run(data_dir, seed, offset):
+def write_run(data_dir, seed, offset, algo="sac", epochs=88, slope=0.1):
     """A finished HalfCheetah-v5 run (88 epochs of 4,000 steps) whose test return is
     steps / 10 + offset: linear, so an 11-point moving average leaves it unchanged
-    away from the ends."""
-    run = osp.join(data_dir, "sac-halfcheetah-v5", f"sac-halfcheetah-v5_s{seed}")
+    away from the ends (``algo``'s run of ``epochs``, return ``slope`` * steps + offset)."""
+    run = osp.join(data_dir, f"{algo}-halfcheetah-v5", f"{algo}-halfcheetah-v5_s{seed}")
     os.makedirs(run)
-    steps = np.arange(1, 89) * 4000
+    steps = np.arange(1, epochs + 1) * 4000
     with open(osp.join(run, "progress.txt"), "w") as f:
         f.write("Epoch\tTotalEnvInteracts\tAverageTestEpRet\n")
         for e, t in enumerate(steps, 1):
-            f.write(f"{e}\t{t}\t{t / 10 + offset}\n")
+            f.write(f"{e}\t{t}\t{slope * t + offset}\n")
 
 
 def test_time_to_score_by_hand(tmp_path):
@@ -58,3 +58,29 @@ def test_time_to_score_never_reached(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 1
     assert "never reaches 6081" in out.stdout
+
+
+def test_the_family_times_by_hand(tmp_path):
+    """SAC at steps/10 (two seeds, +-50) first reaches 6,081 at the 64k epoch and 9,163 at
+    92k; CrossQ at steps/5 (25 epochs) at 32k and 48k. At 500 and 50 env steps/s: 64k/500 s
+    = 2 min, 32k/50 s = 11 min, 48k/50 s = 16 min. TQC's only row has 2 critics, not its
+    runs' 5: no speed; and its 100k run never reaches the scores."""
+    data = tmp_path / "data"
+    write_run(str(data), 0, -50.0)
+    write_run(str(data), 10, 50.0)
+    write_run(str(data), 0, 0.0, "crossq", 25, 0.2)
+    write_run(str(data), 0, 0.0, "tqc", 25, 0.01)
+    speeds = tmp_path / "speeds.jsonl"
+    rows = [dict(who="ours", impl="spinup_tf2", env_steps_per_s=500.0),
+            dict(who="sbx", impl="sbx", algo="crossq", env_steps_per_s=999.0),
+            dict(impl="spinup_tf2", algo="crossq", env_steps_per_s=40.0),
+            dict(impl="spinup_tf2", algo="crossq", env_steps_per_s=50.0),
+            dict(impl="spinup_tf2", algo="crossq", env_steps_per_s=60.0),
+            dict(impl="spinup_tf2", algo="tqc", n_critics=None, env_steps_per_s=80.0)]
+    speeds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = subprocess.run([sys.executable, SCRIPT, "--family", str(speeds), "--data_dir",
+                          str(data)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "| sac | 2 | 500.0 (1) | 64k | 2 min | 92k | 3 min |" in out.stdout
+    assert "| crossq | 1 | 50.0 (3) | 32k | 11 min | 48k | 16 min |" in out.stdout
+    assert "| tqc | 1 | not measured | not by 100k |  | not by 100k |  |" in out.stdout

@@ -3,6 +3,7 @@
     python benchmarks/learning/compare_curves.py          # figures + table from data/benchmarks/
     python benchmarks/learning/compare_curves.py DIR      # ... from DIR (a copy of finished runs)
     python benchmarks/learning/compare_curves.py --suite dmc   # DeepMind Control: table only
+    python benchmarks/learning/compare_curves.py --suite family  # the SAC family at 100k
 
 Spinning Up's curves (``spinup_tf2/data/spinningup_sac_curves.csv``) are test
 returns every 10k steps, each seed smoothed over an 11-point window, then
@@ -15,6 +16,14 @@ and ``benchmarks/learning/learning_table.md``.
 ``--suite dmc`` compares the pixel runs of ``benchmarks/learning/learning.py --suite dmc`` at 100k
 environment frames (the test return after the last epoch, 10 episodes, as DrQ measured it)
 with DrQ's Table 1, and writes ``benchmarks/learning/dmc_table.md``.
+
+``--suite family`` compares the SAC family's runs (``learning.py --suite crossq``, ``tqc``,
+``droq``, ``redq``) at 100k environment steps (each seed's test return after epoch 25, 10
+episodes) with the per-seed results published with SimbaV2
+(``benchmarks/learning/reference/simbav2_baselines_100k.csv``: -v4 tasks, 10 seeds, the point
+nearest 100k) and with our own SAC at 100k (the bundled Spinning Up runs, interpolated), and
+writes ``benchmarks/learning/family_table.md``. TQC has no published 100k point (rl-zoo
+publishes 1M); it is read against our SAC.
 """
 
 from __future__ import annotations
@@ -44,6 +53,10 @@ DMC_PUBLISHED = {
                                         "CURL": (772, 241), "SAC-AE": (338, 196)},
 }
 DMC_EPOCHS = 10  # 100k frames at the suite's action repeats
+FAMILY_CSV = osp.join(HERE, "reference", "simbav2_baselines_100k.csv")
+FAMILY_EPOCHS = 25  # 100k steps of 4,000
+# The variants' suites and how SimbaV2's files name them (REDQ and DroQ at 20 updates/step).
+FAMILY_NAMES = {"crossq": "CrossQ", "tqc": "TQC", "droq": "DroQ", "redq": "REDQ"}
 
 
 def our_curves(env: str, data_dir: str, min_epochs: int = 75) -> tuple[np.ndarray, np.ndarray]:
@@ -113,6 +126,74 @@ def dmc_table(data_dir: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def scores_at(pattern: str, epochs: int) -> np.ndarray:
+    """Each finished run's AverageTestEpRet after epoch ``epochs`` (runs matching
+    ``pattern`` with at least that many rows)."""
+    out = []
+    for path in sorted(glob.glob(pattern)):
+        if not osp.getsize(path):  # a run whose first epoch has not ended
+            continue
+        progress = pd.read_table(path)
+        if len(progress) >= epochs:
+            out.append(float(progress["AverageTestEpRet"].iloc[epochs - 1]))
+    return np.array(out)
+
+
+def mean_sd(x: np.ndarray) -> str:
+    """``mean ± sd (n)`` with the sample sd; ``mean (1)`` for one seed."""
+    spread = f" ± {x.std(ddof=1):.0f}" if len(x) > 1 else ""
+    return f"{x.mean():.0f}{spread} ({len(x)})"
+
+
+def versus(ours: np.ndarray, m: float, se_ref: float) -> str:
+    """``diff (± s.e.) | reading`` of our seeds against a mean ``m`` whose standard error
+    is ``se_ref``."""
+    n = len(ours)
+    se = np.sqrt((ours.var(ddof=1) / n if n > 1 else np.nan) + se_ref ** 2)
+    se_text = f"± {se:.0f}" if np.isfinite(se) else "one seed: no s.e."
+    return f"{ours.mean() - m:+.0f} ({se_text}) | {reading(ours.mean() - m, se)}"
+
+
+def family_table(data_dir: str) -> str:
+    """The markdown table of the SAC family's runs at 100k steps against SimbaV2's published
+    per-seed results (mean ± standard error over 10 seeds, -v4) and against our SAC at 100k
+    (the bundled runs' test returns interpolated at 100k)."""
+    published = pd.read_csv(FAMILY_CSV)
+    lines = ["| variant | task | spinup_tf2 at 100k (mean ± sd, seeds) | published (mean ± "
+             "s.e., 10 seeds, -v4) | ours - published (± s.e.) | reading | our SAC (mean ± sd, "
+             "seeds) | ours - our SAC (± s.e.) | reading |",
+             "|---|---|---:|---:|---:|---|---:|---:|---|"]
+    for variant, name in FAMILY_NAMES.items():
+        for env in ENVS:
+            ours = scores_at(osp.join(data_dir, f"{variant}-{env.lower()}", "*",
+                                      "progress.txt"), FAMILY_EPOCHS)
+            if not len(ours):
+                continue
+            sac_runs = []
+            for path in sorted(glob.glob(osp.join(data_dir, f"sac-{env.lower()}", "*",
+                                                  "progress.txt"))):
+                df = pd.read_table(path)
+                if df["TotalEnvInteracts"].max() >= 100_000:
+                    sac_runs.append(np.interp(100_000, df["TotalEnvInteracts"],
+                                              df["AverageTestEpRet"]))
+            sac = np.array(sac_runs)
+            pub = published[(published.algorithm == name)
+                            & (published.env == env.replace("-v5", "-v4"))]
+            if pub.empty:
+                against_published = "none published | |"
+            else:
+                # Each seed's point nearest 100k, then mean and standard error over the seeds.
+                at = pub.loc[(pub.env_step - 100_000).abs().groupby(pub.seed).idxmin()]
+                m, se_pub = at.avg_return.mean(), at.avg_return.std(ddof=1) / np.sqrt(len(at))
+                against_published = f"{m:.0f} ± {se_pub:.0f} | {versus(ours, m, se_pub)}"
+            se_sac = sac.std(ddof=1) / np.sqrt(len(sac)) if len(sac) > 1 else np.nan
+            against_sac = (f"{mean_sd(sac)} | {versus(ours, sac.mean(), se_sac)}" if len(sac)
+                           else "none | | ")
+            lines.append(f"| {name} | {env} | {mean_sd(ours)} | {against_published} | "
+                         f"{against_sac} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     import matplotlib
 
@@ -130,12 +211,12 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data_dir", nargs="?", default=osp.join(REPO, "data", "benchmarks"))
-    p.add_argument("--suite", choices=["mujoco", "dmc"], default="mujoco")
+    p.add_argument("--suite", choices=["mujoco", "dmc", "family"], default="mujoco")
     args = p.parse_args()
     data_dir = args.data_dir
-    if args.suite == "dmc":
-        text = dmc_table(data_dir)
-        with open(osp.join(HERE, "dmc_table.md"), "w") as f:
+    if args.suite in ("dmc", "family"):
+        text = (dmc_table if args.suite == "dmc" else family_table)(data_dir)
+        with open(osp.join(HERE, f"{args.suite}_table.md"), "w") as f:
             f.write(text)
         print(text)
         return 0

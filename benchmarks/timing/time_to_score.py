@@ -2,6 +2,7 @@
 
     python benchmarks/timing/race.py --out race.jsonl          # measure the three speeds first
     python benchmarks/timing/time_to_score.py race.jsonl [--env HalfCheetah-v5] [--data_dir DIR]
+    python benchmarks/timing/time_to_score.py --family SPEEDS.jsonl...  # SAC and its family
 
 The score is Spinning Up's own (PyTorch SAC, mean of 10 seeds, smoothed) at 100k
 env steps: about 6,000 on HalfCheetah. The number of env steps needed to reach it
@@ -13,6 +14,16 @@ peers too, and the time is that step count divided by each one's median env
 steps/s in the race (``race.py --out``: steps 2,000 to 8,000, updates included,
 test episodes not). Spinning Up's test episodes (10 per epoch) are left out for
 everyone, since the peers evaluate differently.
+
+``--family`` answers "which one should I run on my machine" for SAC and each variant of the
+SAC family: the time to Spinning Up's 100k and 300k HalfCheetah scores (6,081 and 9,163) on
+2 cores. For every algorithm alike, the steps are the first epoch at which the mean over
+finished seeds of the raw test return reaches the score (SAC: the bundled 350k runs;
+the variants: their 100k evidence runs, ``learning.py --suite crossq`` etc.), and the speed
+is the median env steps/s of our rows with the evidence runs' settings in the JSON lines
+given (``race.py --out`` files, ``speed.py --algo A --json`` lines): SAC's race rows, CrossQ's
+512-wide critics, TQC with its 5 critics (``speed.py --algo tqc --n_critics 5``), DroQ and
+REDQ at 20 updates per step. Prints the table (``benchmarks/timing/family_time_to_score.md``).
 """
 
 from __future__ import annotations
@@ -42,10 +53,78 @@ def steps_to_score(env: str, data_dir: str, score: float) -> tuple[int | None, i
     return (int(steps[hit[0]]) if len(hit) else None), len(rows)
 
 
+FAMILY = ("sac", "crossq", "tqc", "droq", "redq")
+RUN_EPOCHS = {"sac": 88, "crossq": 25, "tqc": 25, "droq": 25, "redq": 25}  # 350k and 100k
+
+
+def family_speeds(paths: list[str]) -> dict[str, list[float]]:
+    """Our env steps/s in the JSON lines files ``paths``, by algorithm, from the rows whose
+    settings are the evidence runs' (TQC: 5 critics)."""
+    import json
+
+    out: dict[str, list[float]] = {}
+    for path in paths:
+        with open(path) as f:
+            for line in filter(str.strip, f):
+                row = json.loads(line)
+                if row.get("impl") != "spinup_tf2" or row.get("pixels") or row.get("recurrent"):
+                    continue
+                algo = row.get("algo", "sac")
+                if algo == "tqc" and row.get("n_critics") != 5:
+                    continue  # the SBX race's TQC has SBX's 2 critics
+                out.setdefault(algo, []).append(row["env_steps_per_s"])
+    return out
+
+
+def mean_curve(algo: str, env: str, data_dir: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(steps, mean, seeds)``: the mean over finished runs of the raw test return at each
+    epoch."""
+    import glob
+
+    runs = []
+    for path in sorted(glob.glob(osp.join(data_dir, f"{algo}-{env.lower()}", "*",
+                                          "progress.txt"))):
+        if osp.getsize(path):
+            df = pd.read_table(path)
+            if len(df) >= RUN_EPOCHS[algo]:
+                runs.append(df.iloc[:RUN_EPOCHS[algo]])
+    if not runs:
+        return np.zeros(0), np.zeros(0), 0
+    mean = np.mean([r["AverageTestEpRet"].to_numpy() for r in runs], axis=0)
+    return runs[0]["TotalEnvInteracts"].to_numpy(), mean, len(runs)
+
+
+def family_table(paths: list[str], env: str, data_dir: str, scores: list[float]) -> str:
+    """The markdown table of ``--family``."""
+    speeds = family_speeds(paths)
+    head = " | ".join(f"to {s:,.0f}: steps | time" for s in scores)
+    lines = [f"| algorithm | seeds | env steps/s (median, runs) | {head} |",
+             "|---|---:|---:|" + "---:|---:|" * len(scores)]
+    for algo in FAMILY:
+        steps, mean, seeds = mean_curve(algo, env, data_dir)
+        if not seeds:
+            continue
+        v = statistics.median(speeds[algo]) if speeds.get(algo) else None
+        cells = []
+        for score in scores:
+            hit = np.nonzero(mean >= score)[0]
+            if not len(hit):
+                cells.append(f"not by {steps[-1] // 1000}k | ")
+                continue
+            at = int(steps[hit[0]])
+            cells.append(f"{at // 1000}k | " + (f"{at / v / 60:.0f} min" if v else "no speed"))
+        speed = f"{v:.1f} ({len(speeds[algo])})" if v else "not measured"
+        lines.append(f"| {algo} | {seeds} | {speed} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("race", help="JSON lines written by race.py --out")
+    p.add_argument("race", nargs="+", help="JSON lines written by race.py --out (with "
+                   "--family: any number of race.py and speed.py --json files)")
+    p.add_argument("--family", action="store_true",
+                   help="SAC and each variant of the family, to the 100k and 300k scores")
     p.add_argument("--env", default="HalfCheetah-v5", choices=sorted(ENVS))
     p.add_argument("--data_dir", default=osp.join(REPO, "data", "benchmarks"))
     p.add_argument("--at", type=int, default=100_000,
@@ -55,14 +134,19 @@ def main(argv: list[str] | None = None) -> int:
     from spinup_tf2.utils.plot import REFERENCE_CSV
 
     ref = pd.read_csv(REFERENCE_CSV)
-    pyt = ref[(ref.env == ENVS[a.env]) & (ref.version == "pyt") & (ref.timesteps == a.at)]
-    score = float(pyt.mean_smoothed.iloc[0])
+    pyt = ref[(ref.env == ENVS[a.env]) & (ref.version == "pyt")]
+    if a.family:
+        scores = [float(pyt[pyt.timesteps == at].mean_smoothed.iloc[0])
+                  for at in (100_000, 300_000)]
+        print(family_table(a.race, a.env, a.data_dir, scores), end="")
+        return 0
+    score = float(pyt[pyt.timesteps == a.at].mean_smoothed.iloc[0])
     steps, seeds = steps_to_score(a.env, a.data_dir, score)
     if steps is None:
         print(f"Our {a.env} curve ({seeds} seeds) never reaches {score:.0f}.")
         return 1
     speeds = {who: [row["env_steps_per_s"] for row in rows]
-              for who, rows in read_race(a.race)[1].items()}
+              for who, rows in read_race(a.race[0])[1].items()}
     print(f"{a.env}: Spinning Up's score at {a.at:,} steps is {score:,.0f}; our mean curve "
           f"({seeds} seeds) reaches it at {steps:,} env steps.\n")
     print("| who | env steps/s (median of rounds) | time to the score | time / ours' |")
