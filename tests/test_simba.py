@@ -43,7 +43,7 @@ def test_simba_trains_through_sac_and_the_variants_and_resumes_exactly(tmp_path,
     kwargs = dict(ac_kwargs=SIMBA, normalize_obs=True)
     if algo != "sac":
         kwargs.update(actor_critic=algo, alpha="auto", updates_per_step=2,
-                      ac_kwargs=dict(SIMBA, n_critics=3))
+                      ac_kwargs=dict(SIMBA, n_critics=2))
     (header, r), resumed = straight_and_resumed(tmp_path, **kwargs)
     assert resumed == (header, r) and len(r) == 2
     with np.load(os.path.join(tmp_path / "straight", "train_state", "arrays.npz")) as arrays:
