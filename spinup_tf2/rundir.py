@@ -262,11 +262,14 @@ def read_progress(run_dir: str):
     """A run's progress.txt as a pandas DataFrame, leaving out the rows that are not
     whole: a last line cut short (the run was writing it when it stopped, or the file
     was copied then) or a row with the wrong number of fields; each skipped row is
-    named in a warning. Every reader of progress.txt uses this."""
+    named in a warning; an empty DataFrame for the empty progress.txt of a run stopped
+    before its first epoch ended. Every reader of progress.txt uses this."""
     import pandas as pd
 
     path = osp.join(run_dir, PROGRESS)
     header, rows, skipped = _progress_lines(path)
+    if not header.strip():  # no header yet: the first row writes it
+        return pd.DataFrame()
     for where, why in skipped:
         print(colorize(f"Warning: skipped {where} of {path}: {why}.", "yellow"))
     return pd.read_table(io.StringIO("\n".join([header] + rows) + "\n"))

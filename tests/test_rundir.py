@@ -74,6 +74,14 @@ def test_read_progress_keeps_whole_rows_only(tmp_path, capsys):
     assert rundir.progress_rows(str(tmp_path)) == 2
 
 
+def test_read_progress_of_a_run_stopped_before_its_first_epoch(tmp_path):
+    """Its progress.txt is empty (the first row writes the header): no rows, not pandas'
+    EmptyDataError."""
+    (tmp_path / "progress.txt").write_text("")
+    frame = rundir.read_progress(str(tmp_path))
+    assert len(frame) == 0 and list(frame.columns) == []
+
+
 def test_overwrite_removes_exactly_what_a_run_writes(tmp_path):
     out = str(tmp_path / "run")
     kw = dict(TINY, epochs=1, num_test_episodes=1)
