@@ -197,6 +197,19 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
     return update
 
 
+def make_learner(ac, ac_targ, variant: Variant, lr: float, tuner_args: tuple | None,
+                 action_space, gamma: float, alpha: float, polyak: float) -> tuple:
+    """``(pi_optimizer, q_optimizer, tuner, update, update_block)``: the optimizers (the
+    variant's Adam betas), the entropy tuner when alpha is learned, one update step
+    (gradients averaged across MPI processes) and its compiled block."""
+    pi_optimizer, q_optimizer = make_optimizers(ac, lr, variant.adam_betas)
+    tuner = make_tuner(tuner_args, action_space, lr)
+    update = make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma, alpha, polyak, tuner,
+                         make_grad_averager(), variant)
+    return (pi_optimizer, q_optimizer, tuner, update,
+            make_update_block(update, ragged=variant.ragged))
+
+
 def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99,
         polyak=0.995, lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000,
@@ -410,11 +423,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
     sync_params(ac.trainable_variables + (ac_targ.trainable_variables if ac_targ else []))
-    pi_optimizer, q_optimizer = make_optimizers(ac, lr, variant.adam_betas)
-    tuner = make_tuner(tuner_args, env.action_space, lr)
-    update = make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma, alpha, polyak, tuner,
-                         make_grad_averager(), variant)
-    update_block = make_update_block(update, ragged=variant.ragged)
+    pi_optimizer, q_optimizer, tuner, update, update_block = make_learner(
+        ac, ac_targ, variant, lr, tuner_args, env.action_space, gamma, alpha, polyak)
     logger.setup_tf2_saver(saved_model)
 
     # Everything a training checkpoint holds; resuming puts it all back.
