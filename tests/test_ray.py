@@ -107,12 +107,13 @@ def test_a_recurrent_sweep_on_ray_gives_the_runs_of_the_local_backend(cluster, t
 
 
 def test_the_sac_family_runs_on_ray(cluster, tmp_path):
-    """--actor_critic tqc crossq droq redq on Ray: each variant reaches its worker (its
-    config names its actor-critic) and finishes its epoch there, its row carrying its own
-    columns (REDQ's ten critics). That a Ray run equals its local twin, the tests above show
+    """--actor_critic tqc crossq droq redq on Ray, on a goal task's Dict observations
+    (PointReach-v0): each variant reaches its worker (its config names its actor-critic)
+    and finishes its epoch there, its row carrying its own columns (REDQ's ten critics) and
+    the task's success rates. That a Ray run equals its local twin, the tests above show
     for SAC's runs: the launcher hands every row's arguments over the same way."""
-    grid = ["--env", "Pendulum-v1", "--exp_name", "rf", "--actor_critic", "tqc", "crossq",
-            "droq", "redq", "--hid", "[16]", "--max_ep_len", "100", "--epochs", "1",
+    grid = ["--env", "PointReach-v0", "--exp_name", "rf", "--actor_critic", "tqc", "crossq",
+            "droq", "redq", "--hid", "[16]", "--epochs", "1",
             "--steps_per_epoch", "200", "--start_steps", "100", "--update_after", "100",
             "--num_test_episodes", "1", "--batch_size", "32"]
     res = cli("sac", *grid, "--data_dir", str(tmp_path), "--backend", "ray", "--ray_address",
@@ -123,6 +124,7 @@ def test_the_sac_family_runs_on_ray(cluster, tmp_path):
         run = tmp_path / f"rf_act{name}" / f"rf_act{name}_s0"
         header, ray_rows = rows(run)
         assert len(ray_rows) == 1 and ("AverageQ10Vals" in header) == (name == "redq")
+        assert header[-2:] == ["SuccessRate", "TestSuccessRate"]
         config = json.load(open(run / "config.json"))
         assert config["actor_critic"].lower() == f"{name}actorcritic"
 

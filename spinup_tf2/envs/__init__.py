@@ -2,8 +2,9 @@
 
 - :mod:`~spinup_tf2.envs.platform`: is there a display, which OpenGL renders off-screen,
   is this process hosting environments for another, MuJoCo's noise;
+- :mod:`~spinup_tf2.envs.dict_obs`: Dict observations as one vector;
 - :mod:`~spinup_tf2.envs.tasks`: the tasks registered here (the partially observed ``-P``
-  tasks) and on demand (DeepMind Control through Shimmy);
+  tasks, the goal task ``PointReach-v0``) and on demand (DeepMind Control through Shimmy);
 - :mod:`~spinup_tf2.envs.pixels`: pixel tasks (``--pixels``), the environment as its camera
   sees it;
 - :mod:`~spinup_tf2.envs.trust`: what a run directory may ask a replay to build (ids,
@@ -16,10 +17,12 @@
 
 Each floor imports only the floors above it in this list; the rest of the package uses
 them through this module (``from spinup_tf2 import envs``; ``envs.record(env)``). Runs
-record the entry points ``spinup_tf2.envs:PositionOnly``, ``spinup_tf2.envs:PixelObservation``
-and ``spinup_tf2.envs:dm_control_suite``, which resolve here.
+record the entry points ``spinup_tf2.envs:PositionOnly``, ``spinup_tf2.envs:PointReach``,
+``spinup_tf2.envs:PixelObservation`` and ``spinup_tf2.envs:dm_control_suite``, which
+resolve here.
 """
 
+from spinup_tf2.envs.dict_obs import DictLayout, dict_layout  # noqa: F401
 from spinup_tf2.envs.episodes import (  # noqa: F401
     ReplayableEpisodes,
     env_rng_state,
@@ -73,6 +76,7 @@ from spinup_tf2.envs.rendering import (  # noqa: F401
 )
 from spinup_tf2.envs.tasks import (  # noqa: F401
     POSITION_ONLY,
+    PointReach,
     PositionOnly,
     dm_control_suite,
     ensure_registered,

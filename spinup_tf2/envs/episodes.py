@@ -6,6 +6,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
+from spinup_tf2.envs.dict_obs import DictLayout
 from spinup_tf2.envs.recording import policy_action_space, set_wrapper_state, wrapper_state
 
 
@@ -55,13 +56,20 @@ class ReplayableEpisodes(gym.Wrapper):
     when the episode began, and the replay brings them to where they were.
     """
 
-    def __init__(self, env: gym.Env, first_seed: int | None = None):
+    def __init__(self, env: gym.Env, first_seed: int | None = None,
+                 layout: DictLayout | None = None):
         """Its ``action_space`` is the one the policy acts in (see
-        :func:`spinup_tf2.envs.policy_action_space`: ClipAction's inner bounds)."""
+        :func:`spinup_tf2.envs.policy_action_space`: ClipAction's inner bounds); with the
+        ``layout`` of a Dict observation space, its observations are the flat vectors
+        (:class:`~spinup_tf2.envs.dict_obs.DictLayout`) and its ``observation_space`` their
+        Box."""
         super().__init__(env)
         action_space = policy_action_space(env)
         if action_space is not env.action_space:
             self.action_space = action_space
+        self.layout = layout
+        if layout is not None:
+            self.observation_space = layout.space
         if first_seed is not None:
             self.action_space.seed(first_seed)
         self.first_seed = first_seed
@@ -78,11 +86,16 @@ class ReplayableEpisodes(gym.Wrapper):
         if stats:
             self.episode_start["wrapper_stats"] = stats
         self.actions = []
-        return self.env.reset(**kwargs)
+        obs, info = self.env.reset(**kwargs)
+        return self._flat(obs), info
 
     def step(self, action):
         self.actions.append(action)
-        return self.env.step(action)
+        obs, *rest = self.env.step(action)
+        return (self._flat(obs), *rest)
+
+    def _flat(self, obs):
+        return obs if self.layout is None else self.layout.flatten(obs)
 
     def state(self, episode: bool = True) -> dict:
         """Everything :meth:`restore` needs; ``actions`` is a numpy array, the rest
@@ -115,6 +128,7 @@ class ReplayableEpisodes(gym.Wrapper):
             obs = self.env.reset(seed=start.get("seed"))[0]
             for a in state["actions"]:
                 obs = self.env.step(a)[0]
+            obs = self._flat(obs)
         self.episode_start, self.actions = start, list(state["actions"])
         set_env_rng_state(self.env, state["np_random"])
         self.first_seed = state["first_seed"]

@@ -267,7 +267,7 @@ def check_stats(state) -> None:
                              f", not a number above 0")
 
 
-def check_first_step(env, where: str = "env_fn") -> None:
+def check_first_step(env, where: str = "env_fn") -> dict:
     """Try ``env`` as a run will use it, before anything is written: a reset and one step
     with a valid action (the middle of a Box, a Discrete space's first action). What
     fails there (arguments the constructor took but stepping rejects, such as
@@ -276,7 +276,8 @@ def check_first_step(env, where: str = "env_fn") -> None:
     ``truncated`` that are not booleans) is a :class:`SpinupError` naming it and what
     ``step`` should return. ``where`` says where the environment came from. The
     environment's normalizing statistics are put back afterwards (its random generator
-    is reseeded by the run's first reset)."""
+    is reseeded by the run's first reset). Returns the step's ``info`` (``{}`` if it is
+    not a dict)."""
     import numpy as np
     from gymnasium import spaces
 
@@ -293,7 +294,7 @@ def check_first_step(env, where: str = "env_fn") -> None:
             action = act_space.start
         else:
             action = act_space.sample()
-        o2, r, terminated, truncated, _ = env.step(action)
+        o2, r, terminated, truncated, info = env.step(action)
     except SpinupError:
         raise
     except Exception as err:  # a user's environment may raise anything
@@ -309,7 +310,15 @@ def check_first_step(env, where: str = "env_fn") -> None:
             set_wrapper_state(env, stats, freeze=False)
     bad = []
     for when, obs in (("reset", o), ("step", o2)):
-        if isinstance(space, spaces.Box) and np.shape(obs) != space.shape:
+        if isinstance(space, spaces.Dict):
+            entries = obs if isinstance(obs, dict) else {}
+            bad += [f"an observation whose {k!r} entry has shape "
+                    f"{list(np.shape(entries[k])) if k in entries else 'none (missing)'} from "
+                    f"{when} where its observation_space {space} says {list(box.shape)}"
+                    for k, box in space.spaces.items()
+                    if isinstance(box, spaces.Box) and (
+                        k not in entries or np.shape(entries[k]) != box.shape)]
+        elif isinstance(space, spaces.Box) and np.shape(obs) != space.shape:
             bad.append(f"an observation of shape {list(np.shape(obs))} from {when} where its "
                        f"observation_space {space} says {list(space.shape)}")
         elif isinstance(space, spaces.Box) and np.asarray(obs).dtype.kind not in "biuf":
@@ -326,6 +335,7 @@ def check_first_step(env, where: str = "env_fn") -> None:
             f"env.step(action) must return (observation, reward, terminated, truncated, "
             f"info): an observation that fits observation_space, the reward as a float, "
             f"terminated and truncated as booleans, info a dict. Nothing was written.")
+    return info if isinstance(info, dict) else {}
 
 
 def _is_number(x) -> bool:

@@ -1,8 +1,9 @@
 """The tasks this package registers with gymnasium, and the ones it registers on demand.
 
-The partially observed ``-P`` tasks (:class:`PositionOnly`), registered when
-``spinup_tf2`` is imported, and DeepMind Control's tasks through Shimmy
-(:func:`ensure_registered`), registered when a run names one.
+The partially observed ``-P`` tasks (:class:`PositionOnly`) and the goal-conditioned
+``PointReach-v0`` (:class:`PointReach`), registered when ``spinup_tf2`` is imported, and
+DeepMind Control's tasks through Shimmy (:func:`ensure_registered`), registered when a
+run names one.
 """
 
 from __future__ import annotations
@@ -62,6 +63,72 @@ class PositionOnly(gym.Env):
         self.env.close()
 
 
+class PointReach(gym.Env):
+    """A goal-conditioned task small enough to check by hand and to learn in minutes: a
+    point in the square [-1, 1]^2 moves by ``0.1 * action`` (clipped to the square) and
+    must come within ``distance_threshold`` of a goal drawn uniformly in the square.
+
+    Observations are a Dict in the robotics packages' form: ``observation`` (the point's
+    position), ``achieved_goal`` (the same position: the goal the point has reached) and
+    ``desired_goal``. The reward is :meth:`compute_reward`: sparse (``reward_type``
+    ``'sparse'``: 0 within the threshold, -1 elsewhere) or ``'dense'`` (minus the distance);
+    ``info['is_success']`` is 1.0 within the threshold. Episodes never terminate; the
+    registered ``PointReach-v0`` is cut at 50 steps. ``rgb_array`` frames (64x64) show the
+    point (blue) and the goal (green)."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
+
+    def __init__(self, distance_threshold: float = 0.1, reward_type: str = "sparse",
+                 render_mode: str | None = None):
+        if reward_type not in ("sparse", "dense"):
+            raise ValueError(f"reward_type must be 'sparse' or 'dense', not {reward_type!r}")
+        self.distance_threshold, self.reward_type = float(distance_threshold), reward_type
+        self.render_mode = render_mode
+        box = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        self.observation_space = gym.spaces.Dict(
+            {"observation": box, "achieved_goal": box, "desired_goal": box})
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        self.pos = np.zeros(2, np.float32)
+        self.goal = np.zeros(2, np.float32)
+
+    def _obs(self) -> dict:
+        return {"achieved_goal": self.pos.copy(), "desired_goal": self.goal.copy(),
+                "observation": self.pos.copy()}
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.pos = self.np_random.uniform(-1.0, 1.0, 2).astype(np.float32)
+        self.goal = self.np_random.uniform(-1.0, 1.0, 2).astype(np.float32)
+        return self._obs(), {"is_success": self._success()}
+
+    def step(self, action):
+        step = 0.1 * np.clip(np.asarray(action, np.float32), -1.0, 1.0)
+        self.pos = np.clip(self.pos + step, -1.0, 1.0).astype(np.float32)
+        info = {"is_success": self._success()}
+        reward = float(self.compute_reward(self.pos, self.goal, info))
+        return self._obs(), reward, False, False, info
+
+    def _success(self) -> float:
+        return float(np.linalg.norm(self.pos - self.goal) <= self.distance_threshold)
+
+    def compute_reward(self, achieved_goal, desired_goal, info):
+        """The reward for reaching ``achieved_goal`` when ``desired_goal`` was asked, for
+        one pair or a batch of them (the last axis is the position); ``info`` is unused."""
+        d = np.linalg.norm(np.asarray(achieved_goal) - np.asarray(desired_goal), axis=-1)
+        if self.reward_type == "dense":
+            return (-d).astype(np.float32)
+        return -(d > self.distance_threshold).astype(np.float32)
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        frame = np.full((64, 64, 3), 255, np.uint8)
+        for xy, colour in ((self.goal, (40, 160, 40)), (self.pos, (40, 80, 200))):
+            col, row = ((np.asarray(xy) + 1.0) / 2.0 * 63).round().astype(int)
+            frame[max(63 - row - 2, 0):63 - row + 3, max(col - 2, 0):col + 3] = colour
+        return frame
+
+
 def ensure_registered(env_id) -> None:
     """Register DeepMind Control's tasks (``dm_control/<domain>-<task>-v0``, Shimmy's
     names) when ``env_id`` is one of them and the ``dmc`` extra is installed: gymnasium
@@ -114,9 +181,13 @@ def dm_control_suite(domain_name: str, task_name: str, **kwargs):
 
 def register_envs() -> None:
     """Register the partially observed tasks of :data:`POSITION_ONLY` with gymnasium (once;
-    ``import spinup_tf2`` does it), with the time limits of their fully observed tasks."""
+    ``import spinup_tf2`` does it), with the time limits of their fully observed tasks, and
+    ``PointReach-v0`` (:class:`PointReach`, 50 steps)."""
     for env_id, (full_id, keep) in POSITION_ONLY.items():
         if env_id not in gym.registry:
             gym.register(env_id, entry_point="spinup_tf2.envs:PositionOnly",
                          kwargs=dict(env_id=full_id, keep=keep),
                          max_episode_steps=gym.spec(full_id).max_episode_steps)
+    if "PointReach-v0" not in gym.registry:
+        gym.register("PointReach-v0", entry_point="spinup_tf2.envs:PointReach",
+                     max_episode_steps=50)

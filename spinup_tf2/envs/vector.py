@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from spinup_tf2.envs.dict_obs import DictLayout
 from spinup_tf2.envs.episodes import rng_state, set_rng_state
 from spinup_tf2.envs.recording import check_stats
 
@@ -29,10 +30,11 @@ class VectorEpisodes:
     """
 
     def __init__(self, env_fn, num_envs: int, mode: str, max_ep_len: int, seed: int,
-                 stats: tuple = ()):
+                 stats: tuple = (), layout: DictLayout | None = None):
         """``stats``: the attributes holding the copies' running statistics (see
         :func:`~spinup_tf2.envs.recording.stats_attributes`), which a checkpoint keeps
-        per copy."""
+        per copy; ``layout``: that of a Dict observation space, whose observations are
+        given as their flat vectors (:class:`~spinup_tf2.envs.dict_obs.DictLayout`)."""
         import gymnasium as gym
         from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
@@ -52,6 +54,7 @@ class VectorEpisodes:
         else:
             self.envs = SyncVectorEnv([make] * num_envs, **kwargs)
         self.num_envs, self.first_seed, self.stats = num_envs, seed, tuple(stats)
+        self.layout = layout
         self.action_space = self.envs.action_space
         self.action_space.seed(seed)
         self.ep_ret = np.zeros(num_envs)
@@ -63,7 +66,11 @@ class VectorEpisodes:
         if self.first_seed is not None:
             seed, self.first_seed = (self.first_seed if seed is None else seed), None
         self.ep_ret[:], self.ep_len[:] = 0.0, 0
-        return self.envs.reset(seed=seed)
+        obs, info = self.envs.reset(seed=seed)
+        return self._flat(obs), info
+
+    def _flat(self, obs):
+        return obs if self.layout is None else self.layout.flatten_batch(obs)
 
     def step(self, o, act, replay_buffer, logger, normalizer=None):
         """Step every copy from its row of ``o``, with ``act(o_i)`` (uniformly random
@@ -73,12 +80,14 @@ class VectorEpisodes:
         return the next ``o``."""
         a = self.action_space.sample() if act is None else np.stack([act(x) for x in o])
         o2, r, terminated, truncated, info = self.envs.step(a)
+        o2 = self._flat(o2)
         ended = terminated | truncated
         o2_stored = o2
         if ended.any():
             o2_stored = o2.copy()
             for i in np.flatnonzero(ended):
-                o2_stored[i] = info["final_obs"][i]
+                final = info["final_obs"][i]
+                o2_stored[i] = final if self.layout is None else self.layout.flatten(final)
         self.ep_ret += r
         self.ep_len += 1
         for i in range(self.num_envs):
@@ -87,8 +96,11 @@ class VectorEpisodes:
                 replay_buffer.end_episode(i)  # n-step windows still open are written
             if normalizer is not None:
                 normalizer.observe(o2_stored[i])
+        final_info = info.get("final_info", {})
         for i in np.flatnonzero(ended):
             logger.store(EpRet=float(self.ep_ret[i]), EpLen=int(self.ep_len[i]))
+            if "is_success" in final_info:  # goal tasks: the SuccessRate column
+                logger.store(SuccessRate=float(final_info["is_success"][i]))
         self.ep_ret[ended], self.ep_len[ended] = 0.0, 0
         return o2
 

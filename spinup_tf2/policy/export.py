@@ -2,7 +2,8 @@
 ``python -m spinup_tf2.run export DIR --format onnx|tflite [--out PATH] [--itr N]``.
 
 What is exported is the deterministic policy, the SavedModel's ``mu``:
-observations in (float32, ``[batch, obs_dim]``, input ``obs``), actions out
+observations in (float32, ``[batch, obs_dim]``, input ``obs``; for Dict observations
+one input per key, named by it), actions out
 (output ``action``): float32 ``[batch, act_dim]`` for a continuous policy,
 the int64 argmax action index ``[batch]`` for a discrete one. A run trained
 with ``normalize_obs`` has its observation normalizer inside the exported
@@ -85,16 +86,24 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
     tf = import_tensorflow()
     model = load_saved_model(folder, trust_saved_model)
     obs_dim, obs_spec = obs_dim_of(model), obs_spec_of(model)
-    sig = [tf.TensorSpec(obs_spec.shape, obs_spec.dtype, name="obs")]
+    # One input per observation: 'obs', or for Dict observations one per key.
+    names = sorted(obs_spec) if isinstance(obs_spec, dict) else ["obs"]
+    specs = obs_spec if isinstance(obs_spec, dict) else {"obs": obs_spec}
+    sig = [tf.TensorSpec(specs[k].shape, specs[k].dtype, name=k) for k in names]
+    n = len(names)
+
+    def x_of(inputs):
+        return dict(zip(names, inputs)) if isinstance(obs_spec, dict) else inputs[0]
+
     memory = is_recurrent(model)
     if memory:
         state_size = int(model.mu.concrete_functions[0].structured_input_signature[0][1]
                          .shape[1])
         sig.append(tf.TensorSpec([None, state_size], tf.float32, name="state"))
-        policy = graph_function(lambda obs, state: dict(zip(("action", "next_state"),
-                                                            model.mu(obs, state))), sig)
+        policy = graph_function(lambda *args: dict(zip(("action", "next_state"),
+                                                       model.mu(x_of(args[:n]), args[n]))), sig)
     else:
-        policy = graph_function(lambda obs: {"action": model.mu(obs)}, sig)
+        policy = graph_function(lambda *args: {"action": model.mu(x_of(args))}, sig)
 
     data = _to_onnx(policy, sig) if fmt == "onnx" else _to_tflite(policy, model)
     os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
@@ -109,9 +118,10 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
             if memory:
                 checked, actions, expected = _check_over_episodes(fpath, model, run)
             else:
-                obs = random_observations(obs_dim, obs_spec.dtype.as_numpy_dtype)
-                actions = run(obs=obs)["action"]
-                expected = model.mu(tf.constant(obs)).numpy()
+                obs = {k: random_observations(_dim(specs[k]), specs[k].dtype.as_numpy_dtype)
+                       for k in names}
+                actions = run(**obs)["action"]
+                expected = model.mu(x_of([tf.constant(obs[k]) for k in names])).numpy()
                 checked = f"{CHECK_OBS} random observations"
             discrete = expected.dtype.kind in "iu"
             diff = (int(np.sum(actions != expected)) if discrete
@@ -206,20 +216,30 @@ def _check_over_episodes(fpath: str, model, run, n: int = 3, length: int = 200) 
     env, max_len = _rebuilt_env(fpath)
     rng = np.random.default_rng(0)
     obs_dim = obs_dim_of(model)
+
+    def random_obs():
+        if isinstance(obs_dim, dict):
+            return {k: rng.normal(size=d) for k, d in obs_dim.items()}
+        return rng.normal(size=obs_dim)
+
     size = int(model.mu.concrete_functions[0].structured_input_signature[0][1].shape[1])
     got, want = [], []
     for episode in range(n):
-        o = env.reset(seed=episode)[0] if env else rng.normal(size=obs_dim)
+        o = env.reset(seed=episode)[0] if env else random_obs()
         saved, state = tf.zeros((1, size)), np.zeros((1, size), np.float32)
         for _ in range(max_len if env else length):
-            o = np.asarray(o, np.float32)[None]
-            a, saved = model.mu(tf.constant(o), saved)
-            out = run(obs=o, state=state)
+            if isinstance(o, dict):  # Dict observations: one input per key
+                inputs = {k: np.asarray(v, np.float32)[None] for k, v in o.items()}
+                a, saved = model.mu({k: tf.constant(v) for k, v in inputs.items()}, saved)
+            else:
+                inputs = {"obs": np.asarray(o, np.float32)[None]}
+                a, saved = model.mu(tf.constant(inputs["obs"]), saved)
+            out = run(**inputs, state=state)
             state = out["next_state"]
             got.append(out["action"][0])
             want.append(a.numpy()[0])
             if env is None:
-                o = rng.normal(size=obs_dim)
+                o = random_obs()
                 continue
             o, _, terminated, truncated, _ = env.step(want[-1])
             if terminated or truncated:
@@ -264,13 +284,20 @@ def _tflite_runner(path: str):
     return runtime, run
 
 
+def _dim(spec) -> int | tuple:
+    """An observation's width, or its shape if it has more than one axis."""
+    shape = tuple(int(d) for d in spec.shape[1:])
+    return shape[0] if len(shape) == 1 else shape
+
+
 def random_observations(obs_dim: int | tuple, dtype) -> np.ndarray:
     """:data:`CHECK_OBS` observations to check an export on: normal with scale 3 (float),
     or uniform over 0..255 (uint8 images, ``obs_dim`` their shape)."""
     rng = np.random.default_rng(0)
     if np.dtype(dtype) == np.uint8:
         return rng.integers(0, 256, size=(CHECK_OBS, *obs_dim), dtype=np.uint8)
-    return rng.normal(0.0, 3.0, size=(CHECK_OBS, obs_dim)).astype(np.float32)
+    shape = obs_dim if isinstance(obs_dim, tuple) else (obs_dim,)
+    return rng.normal(0.0, 3.0, size=(CHECK_OBS, *shape)).astype(np.float32)
 
 
 def _normalizes(fpath: str) -> bool:
@@ -288,10 +315,7 @@ def describe(result: dict) -> str:
     return "\n".join([
         f"Wrote the deterministic policy of {result['saved_model']} to {result['path']}: "
         f"{kind}, {result['bytes']:,} bytes.",
-        (f"  input  'obs':    uint8 [batch, {', '.join(map(str, result['obs_dim']))}], the "
-         f"environment's raw frames" if isinstance(result["obs_dim"], (tuple, list)) else
-         f"  input  'obs':    float32 [batch, {result['obs_dim']}], raw observations")
-        + (" (the run's observation normalizer is inside)" if result["normalize_obs"] else ""),
+        *_describe_inputs(result["obs_dim"], result["normalize_obs"]),
         *([f"  input  'state':  float32 [batch, {result['state_size']}], the memory: zeros at "
            f"an episode's start, then the 'next_state' of the step before"]
           if result.get("state_size") else []),
@@ -301,6 +325,21 @@ def describe(result: dict) -> str:
         f"Checked with {result['runtime']} against the SavedModel's mu on {result['checked']}"
         f"{', carrying the state' if result.get('state_size') else ''}: {check}.",
     ])
+
+
+def _describe_inputs(obs_dim, normalizes: bool) -> list:
+    """The lines :func:`describe` prints for the observation input(s)."""
+    inside = " (the run's observation normalizer is inside)" if normalizes else ""
+    if isinstance(obs_dim, dict):  # Dict observations: one input per key
+        return [f"  input  {k!r}: float32 [batch, "
+                f"{', '.join(map(str, d if isinstance(d, (tuple, list)) else (d,)))}], the "
+                f"observation's {k!r} entry" for k, d in obs_dim.items()] + (
+            ["  (the entries are concatenated inside, in the training run's key order)"
+             + inside])
+    if isinstance(obs_dim, (tuple, list)):
+        return [f"  input  'obs':    uint8 [batch, {', '.join(map(str, obs_dim))}], the "
+                f"environment's raw frames{inside}"]
+    return [f"  input  'obs':    float32 [batch, {obs_dim}], raw observations{inside}"]
 
 
 def main(argv=None) -> int:

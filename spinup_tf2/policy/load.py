@@ -66,17 +66,20 @@ def _check_fits(model, env, folder: str) -> None:
     copied from another run, or a config.json naming another environment)."""
     import numpy as np
 
-    obs_shape = tuple(getattr(env.observation_space, "shape", None) or ())
-    spec = model.mu.concrete_functions[0].structured_input_signature[0][0]
+    space = env.observation_space
+    if isinstance(getattr(space, "spaces", None), dict):  # a Dict: each entry's shape
+        obs_shape = {k: list(getattr(v, "shape", None) or ()) for k, v in space.spaces.items()}
+    else:
+        obs_shape = list(getattr(space, "shape", None) or ())
+    spec = obs_spec_of(model)
     outputs = model.mu.concrete_functions[0].structured_outputs
-    if tuple(spec.shape[1:]) != obs_shape:
+    if _shapes(spec) != obs_shape:
         raise SpinupError(
-            f"The saved model in {folder} takes observations of shape "
-            f"{list(spec.shape[1:])}, but the environment rebuilt for it "
-            f"({getattr(env.spec, 'id', env)}) gives observations of shape {list(obs_shape)}: "
-            f"they are not from the same run. Check that config.json and tf2_save/ belong "
-            f"together (or load the policy with load_tf2_policy and pair it with its own "
-            f"environment yourself).")
+            f"The saved model in {folder} takes observations of shape {_shapes(spec)}, but "
+            f"the environment rebuilt for it ({getattr(env.spec, 'id', env)}) gives "
+            f"observations of shape {obs_shape}: they are not from the same run. Check that "
+            f"config.json and tf2_save/ belong together (or load the policy with "
+            f"load_tf2_policy and pair it with its own environment yourself).")
     act_space = env.action_space
     want = () if not hasattr(act_space, "low") else tuple(np.shape(act_space.low))
     action = outputs[0] if isinstance(outputs, (tuple, list)) else outputs  # with memory
@@ -167,11 +170,13 @@ def load_tf2_policy(fpath: str, deterministic: bool = False, trust_saved_model: 
         print("Using default action op.")
         action_fn = model.pi
 
+    spec = obs_spec_of(model)
     if is_recurrent(model):
-        state = [model.initial_state(tf.zeros([1, obs_dim_of(model)]))]
+        state = [model.initial_state(tf.nest.map_structure(
+            lambda s: tf.zeros([1, *s.shape[1:]]), spec))]
 
         def get_action(x):
-            a, state[0] = action_fn(tf.convert_to_tensor([x], dtype=tf.float32), state[0])
+            a, state[0] = action_fn(one_observation(spec, x), state[0])
             return a[0].numpy()
 
         def reset():
@@ -179,11 +184,8 @@ def load_tf2_policy(fpath: str, deterministic: bool = False, trust_saved_model: 
 
         get_action.reset = reset
     else:
-        obs_dtype = obs_spec_of(model).dtype  # uint8 for images, else float32
-
         def get_action(x):
-            x = tf.convert_to_tensor([x], dtype=obs_dtype)
-            return action_fn(x)[0].numpy()
+            return action_fn(one_observation(spec, x))[0].numpy()
 
     get_action.model = model  # the loaded functions need the model (its variables) alive
     return get_action
@@ -195,14 +197,39 @@ def is_recurrent(model) -> bool:
 
 
 def obs_spec_of(model):
-    """The TensorSpec of the observations a SavedModel's ``mu`` takes."""
+    """The TensorSpec of the observations a SavedModel's ``mu`` takes (for Dict
+    observations, a dict of them by key)."""
     return model.mu.concrete_functions[0].structured_input_signature[0][0]
 
 
-def obs_dim_of(model) -> int | tuple:
-    """The observation width a SavedModel's ``mu`` takes, or an image's shape."""
-    shape = tuple(int(n) for n in obs_spec_of(model).shape[1:])
+def obs_dim_of(model) -> int | tuple | dict:
+    """The observation width a SavedModel's ``mu`` takes, or an image's shape (for Dict
+    observations, a dict of them by key)."""
+    spec = obs_spec_of(model)
+    if isinstance(spec, dict):
+        return {k: _dim(v) for k, v in sorted(spec.items())}
+    return _dim(spec)
+
+
+def _dim(spec) -> int | tuple:
+    shape = tuple(int(n) for n in spec.shape[1:])
     return shape[0] if len(shape) == 1 else shape
+
+
+def _shapes(spec) -> list | dict:
+    """The observation shape(s) a spec (or dict of specs) takes, without the batch."""
+    if isinstance(spec, dict):
+        return {k: list(v.shape[1:]) for k, v in spec.items()}
+    return list(spec.shape[1:])
+
+
+def one_observation(spec, x):
+    """One observation ``x`` (an array, or a dict of arrays) as a batch of one in the
+    dtype(s) of ``spec``, what the SavedModel's functions take."""
+    tf = import_tensorflow()
+    if isinstance(spec, dict):
+        return {k: tf.convert_to_tensor([x[k]], dtype=v.dtype) for k, v in spec.items()}
+    return tf.convert_to_tensor([x], dtype=spec.dtype)
 
 
 # The operations a policy's functions may run: arithmetic, activations, random draws and

@@ -27,8 +27,9 @@ from spinup_tf2.utils.logx import EpochLogger
 
 def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int = 100,
                render: bool = True, video: str | None = None) -> None:
-    """Run ``num_episodes`` episodes, printing each one's return and length, then
-    a table of their statistics. ``max_ep_len`` (0 or None: no cap besides the
+    """Run ``num_episodes`` episodes, printing each one's return and length (and, for an
+    environment that reports ``info['is_success']``, whether it succeeded), then a table
+    of their statistics (with the success rate). ``max_ep_len`` (0 or None: no cap besides the
     environment's own time limit) cuts episodes short. ``video`` (a path ending
     in .mp4 or .gif) records every episode into one file, from an env made with
     ``render_mode='rgb_array'``, at the env's ``render_fps``. A policy with memory
@@ -54,7 +55,7 @@ def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int
     with recorder:
         o, _ = env.reset()
         reset_memory()
-        ep_ret, ep_len, n = 0.0, 0, 0
+        ep_ret, ep_len, n, success = 0.0, 0, 0, False
         while n < num_episodes:
             if video is not None:
                 recorder.add(render_frame(env))
@@ -63,7 +64,7 @@ def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int
                 time.sleep(1e-3)
 
             a = get_action(o)
-            o, r, terminated, truncated, _ = env.step(a)
+            o, r, terminated, truncated, info = env.step(a)
             ep_ret += float(r)
             ep_len += 1
 
@@ -71,7 +72,12 @@ def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int
                 if video is not None:
                     recorder.add(render_frame(env))  # the episode's last state
                 logger.store(EpRet=ep_ret, EpLen=ep_len)
-                print("Episode %d \t EpRet %.3f \t EpLen %d" % (n, ep_ret, ep_len))
+                line = "Episode %d \t EpRet %.3f \t EpLen %d" % (n, ep_ret, ep_len)
+                if isinstance(info, dict) and "is_success" in info:  # goal tasks
+                    success = True
+                    logger.store(SuccessRate=float(info["is_success"]))
+                    line += " \t Success %d" % bool(info["is_success"])
+                print(line)
                 o, _ = env.reset()
                 reset_memory()
                 ep_ret, ep_len = 0.0, 0
@@ -81,6 +87,8 @@ def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int
 
     logger.log_tabular("EpRet", with_min_and_max=True)
     logger.log_tabular("EpLen", average_only=True)
+    if success:
+        logger.log_tabular("SuccessRate", average_only=True)
     logger.dump_tabular()
 
 

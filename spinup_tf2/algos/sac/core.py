@@ -507,3 +507,52 @@ def _q_values(q: Callable, named: bool = False) -> Callable:
     if named:
         return lambda x, a: {"q": q(x, a)}
     return lambda x, a: q(x, a)
+
+
+class DictObservationExport(tf.Module):
+    """What ``tf2_save/`` holds for Dict observations: the functions of ``inner`` (an
+    :class:`ActorCriticExport`, or a variant's own export) with their observation ``x`` a
+    dict of float32 batches, one per key of the environment's Dict (each ``[batch,
+    *entry_shape]``), flattened inside in the training run's key order
+    (:class:`~spinup_tf2.envs.dict_obs.DictLayout`). Its serving signatures take one named
+    input per key in place of ``x``."""
+
+    def __init__(self, inner, layout):
+        super().__init__(name=inner.name)
+        self.variables_to_save = inner.variables_to_save
+        self.inner, self.keys = inner, layout.keys
+        self.n_critics = getattr(inner, "n_critics", 2)
+        self.x = {k: tf.TensorSpec([None, *layout.shapes[k]], tf.float32, name=k)
+                  for k in self.keys}
+        sizes = {k: int(np.prod(layout.shapes[k])) for k in self.keys}
+
+        def flat(x):  # the training run's vector: each entry flattened, in the layout's order
+            return tf.concat([tf.reshape(tf.cast(x[k], tf.float32), [-1, sizes[k]])
+                              for k in self.keys], axis=-1)
+
+        self.flat = flat
+        names = ["mu", "pi", "initial_state"] + [f"q{i}" for i in range(1, self.n_critics + 1)]
+        for name in [n for n in names if hasattr(inner, n)]:
+            fn = getattr(inner, name)
+            rest = list(fn.input_signature[1:])
+            setattr(self, name, graph_function(_on_flat(fn, flat, len(rest)), [self.x, *rest]))
+
+    def export_signatures(self) -> dict:
+        """``inner``'s signatures, each taking one named input per key instead of ``x``."""
+        n, signatures = len(self.keys), {}
+        for name, fn in self.inner.export_signatures().items():
+            specs = [self.x[k] for k in self.keys] + list(fn.input_signature[1:])
+            signatures[name] = graph_function(
+                lambda *args, fn=fn: fn(self.flat(dict(zip(self.keys, args[:n]))), *args[n:]),
+                specs)
+        return signatures
+
+
+def _on_flat(fn: Callable, flat: Callable, n_rest: int) -> Callable:
+    """``(x, *rest) -> fn(flat(x), *rest)`` with exactly ``n_rest`` more arguments (a
+    SavedModel cannot write a function of ``*args`` into its object graph)."""
+    if n_rest == 0:
+        return lambda x: fn(flat(x))
+    if n_rest == 1:
+        return lambda x, b: fn(flat(x), b)
+    return lambda x, b, c: fn(flat(x), b, c)

@@ -390,20 +390,25 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     alpha, tuner_args = check_sac_args(config)
     logger_kwargs, overwrite, video_freq = run_settings(config, note=True, settle=True)
     env, test_env = envs.make_env(env_fn), envs.make_env(env_fn)
+    layout = envs.dict_layout(env.observation_space)  # a Dict's entries, read as one vector
+    obs_space = env.observation_space if layout is None else layout.space
     discrete, obs_dim, act_dim, n_noise = check_spaces(
-        env.observation_space, envs.policy_action_space(env), normalize_obs)
-    variant, actor_critic = pick_variant(actor_critic, ac_kwargs, env.observation_space, discrete)
-    envs.check_first_step(test_env)  # what fails only when stepped, before anything is written
+        obs_space, envs.policy_action_space(env), normalize_obs)
+    variant, actor_critic = pick_variant(actor_critic, ac_kwargs, obs_space, discrete)
+    # What fails only when stepped, before anything is written; its info says whether the
+    # environment reports success (goal tasks: the SuccessRate columns).
+    success = "is_success" in envs.check_first_step(test_env)
     config["actor_critic"] = actor_critic
     unrecorded = record_env(config, env)
-    videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded)
+    videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded, layout)
 
     n_procs, local_steps_per_epoch, local_start_steps, local_update_after, local_test_episodes \
         = process_shares(steps_per_epoch, start_steps, update_after, num_test_episodes)
     keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
-    env, test_env = ReplayableEpisodes(env, seed), ReplayableEpisodes(test_env, seed + 10_000)
+    env, test_env = (ReplayableEpisodes(env, seed, layout),
+                     ReplayableEpisodes(test_env, seed + 10_000, layout))
 
     # Create actor-critic module and target networks (sharing the observation statistics)
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
@@ -411,14 +416,14 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                                       ac_kwargs, normalizer, variant.targets)
     replay_buffer, get_action, saved_model = buffer_agent_and_export(  # memory checked first
         variant, ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete,
-        envs.frame_stack(env), num_envs, replay_buffer_class, n_step, gamma)
+        envs.frame_stack(env), num_envs, replay_buffer_class, n_step, gamma, layout)
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
     # What steps: env, or num_envs copies of it (then env only records how they are made).
     collector = env if num_envs == 1 else VectorEpisodes(env_fn, num_envs, vector_mode,
                                                          max_ep_len, seed,
-                                                         envs.stats_attributes(env))
+                                                         envs.stats_attributes(env), layout)
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
@@ -451,11 +456,13 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                 envs.save_state(logger.output_dir, env.env)  # the statistics replays must see
                 saved_epoch = epoch
             # Test the performance of the deterministic version of the agent.
-            test_agent(test_env, get_action.fork(), local_test_episodes, max_ep_len, logger)
+            test_agent(test_env, get_action.fork(), local_test_episodes, max_ep_len, logger,
+                       success)
 
             # Log info about epoch
             progress.close()
-            log_epoch(logger, epoch, steps * n_procs, time.time() - start_time, update.logged_keys)
+            log_epoch(logger, epoch, steps * n_procs, time.time() - start_time, update.logged_keys,
+                      success)
 
             # The training checkpoint comes after the row: resuming never repeats or skips one.
             if saving:
@@ -473,7 +480,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             a = (get_action(o) if t > local_start_steps
                  else get_action.explore(o, env.action_space.sample()))
 
-            o2, r, terminated, truncated, _ = env.step(a)
+            o2, r, terminated, truncated, info = env.step(a)
             ep_ret += r
             ep_len += 1
 
@@ -490,6 +497,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             if terminated or truncated or ep_len == max_ep_len:
                 replay_buffer.end_episode()  # n-step windows still open are written
                 logger.store(EpRet=ep_ret, EpLen=ep_len)
+                if success:
+                    logger.store(SuccessRate=float(info.get("is_success", 0.0)))
                 o, ep_ret, ep_len = env.reset()[0], 0.0, 0
                 get_action.reset()
 
@@ -517,13 +526,14 @@ def buffer_agent_and_export(variant: Variant, ac, obs_dim: int | tuple, act_dim:
                             replay_size: int, rng: np.random.Generator, n_noise: int,
                             discrete: bool, frame_stack: int = 1, copies: int = 1,
                             replay_buffer_class: Callable | None = None, n_step: int = 1,
-                            gamma: float = 0.99) -> tuple:
+                            gamma: float = 0.99, layout: envs.DictLayout | None = None
+                            ) -> tuple:
     """``(replay_buffer, get_action, saved_model)`` for ``ac``, as ``variant`` makes them:
     the replay buffer (``replay_buffer_class(obs_dim, act_dim, replay_size)`` when given;
     the variant's refuses first one that would not fit in memory) fed ``n_step``-step
     transitions by :class:`~spinup_tf2.algos.sac.nstep.NStepReturns` (of ``copies``
     environment copies), the acting :class:`~spinup_tf2.algos.sac.agent.Agent` and the
-    module ``tf2_save/`` holds."""
+    module ``tf2_save/`` holds (taking Dict observations by key, with a ``layout``)."""
     if n_step > 1 and not variant.n_step:
         raise SpinupError(f"sac() got n_step={n_step} with the {variant.name} variant, whose "
                           f"replay buffer keeps its steps in order (frames or windows), not as "
@@ -536,8 +546,10 @@ def buffer_agent_and_export(variant: Variant, ac, obs_dim: int | tuple, act_dim:
                                               copies)
     replay_buffer = NStepReturns(replay_buffer, n_step, gamma, copies,
                                  episodes_continue=copies == 1)
-    return (replay_buffer, variant.agent(ac, rng, n_noise, discrete),
-            variant.export(ac, obs_dim, n_noise))
+    saved_model = variant.export(ac, obs_dim, n_noise)
+    if layout is not None:
+        saved_model = core.DictObservationExport(saved_model, layout)
+    return replay_buffer, variant.agent(ac, rng, n_noise, discrete), saved_model
 
 
 def process_shares(steps_per_epoch: int, start_steps: int, update_after: int,
@@ -597,18 +609,21 @@ def record_env(config: dict, env) -> str | None:
 
 
 def test_agent(test_env, get_action: Callable, n_episodes: int, max_ep_len: int,
-               logger: EpochLogger) -> None:
+               logger: EpochLogger, success: bool = False) -> None:
     """Run ``n_episodes`` episodes of the deterministic policy (``get_action(o, True)``) on
-    ``test_env``, storing their returns and lengths as TestEpRet and TestEpLen."""
+    ``test_env``, storing their returns and lengths as TestEpRet and TestEpLen (and with
+    ``success``, ``info['is_success']`` at their last step as TestSuccessRate)."""
     for _ in range(n_episodes):
         o, d, ep_ret, ep_len = test_env.reset()[0], False, 0.0, 0
         get_action.reset()
         while not (d or (ep_len == max_ep_len)):
-            o, r, terminated, truncated, _ = test_env.step(get_action(o, True))
+            o, r, terminated, truncated, info = test_env.step(get_action(o, True))
             d = terminated or truncated
             ep_ret += r
             ep_len += 1
         logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
+        if success:
+            logger.store(TestSuccessRate=float(info.get("is_success", 0.0)))
 
 
 def log_param_counts(logger: EpochLogger, ac) -> None:
@@ -622,11 +637,12 @@ def log_param_counts(logger: EpochLogger, ac) -> None:
 
 
 def log_epoch(logger: EpochLogger, epoch: int, total_env_interacts: int, elapsed: float,
-              keys: tuple = logged_keys(2)) -> None:
+              keys: tuple = logged_keys(2), success: bool = False) -> None:
     """Write the epoch's row: Spinning Up's columns, in its order, for the update's
     diagnostics ``keys`` (``update.logged_keys``): ``Q3Vals``, ``LossQ3``... after their like
     for a variant with more critics; ``Alpha`` and ``LossAlpha`` after ``Time`` when alpha
-    is learned."""
+    is learned; last, with ``success``, ``SuccessRate`` and ``TestSuccessRate`` (the share
+    of the epoch's episodes whose last step reported ``info['is_success']``)."""
     critics = [k[len("LossQ"):] for k in keys if k.startswith("LossQ")]
     logger.log_tabular("Epoch", epoch)
     logger.log_tabular("EpRet", with_min_and_max=True)
@@ -644,6 +660,9 @@ def log_epoch(logger: EpochLogger, epoch: int, total_env_interacts: int, elapsed
     if "Alpha" in keys:
         logger.log_tabular("Alpha", average_only=True)
         logger.log_tabular("LossAlpha", average_only=True)
+    if success:
+        logger.log_tabular("SuccessRate", average_only=True)
+        logger.log_tabular("TestSuccessRate", average_only=True)
     logger.dump_tabular()
 
 
