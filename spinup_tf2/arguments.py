@@ -71,6 +71,9 @@ SAC_ARGS = (
     Arg("vector_mode", "str", "sync", since="0.2"),
     Arg("replay_buffer_class", "object", since="0.3"),
     Arg("n_step", "int", 1, since="0.3"),
+    Arg("her", "bool", False, since="0.3"),
+    Arg("n_sampled_goal", "int", 4, since="0.3"),
+    Arg("goal_selection_strategy", "str", "future", since="0.3"),
 )
 
 LAUNCHER_ARGS = (

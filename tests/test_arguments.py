@@ -34,7 +34,8 @@ def test_what_the_launcher_and_the_resume_check_derive_from_it():
                                    "env_fn", "exp_name", "overwrite", "video_freq"}
     assert arguments.ADDED_ARGS == {"updates_per_step": 1, "num_envs": 1,
                                     "vector_mode": "sync", "replay_buffer_class": None,
-                                    "n_step": 1}
+                                    "n_step": 1, "her": False, "n_sampled_goal": 4,
+                                    "goal_selection_strategy": "future"}
     assert arguments.SWITCHES == {"recurrent": False, "pixels": False}
     assert arguments.RUN_KEYS[0] == "num_cpu" and "ray_address" in arguments.RUN_KEYS
     assert not {a.name for a in arguments.LAUNCHER_ARGS} & {a.name for a in arguments.SAC_ARGS}

@@ -11,7 +11,8 @@ def crossq(env_fn, actor_critic="crossq", ac_kwargs=dict(), seed=0, steps_per_ep
            num_test_episodes=10, max_ep_len=1000, logger_kwargs=dict(), save_freq=1,
            target_entropy=None, resume=False, normalize_obs=False, overwrite=False,
            video_freq=0, updates_per_step=1, num_envs=1, vector_mode="sync",
-           replay_buffer_class=None, n_step=1):
+           replay_buffer_class=None, n_step=1,
+        her=False, n_sampled_goal=4, goal_selection_strategy="future"):
     """
     CrossQ: SAC without target networks, with Batch Renormalization in the actor
     and the critics, and wide critics.
@@ -24,8 +25,8 @@ def crossq(env_fn, actor_critic="crossq", ac_kwargs=dict(), seed=0, steps_per_ep
     defaults that differ from SAC's are CrossQ's (paper, SBX, sb3-contrib).
 
     Args:
-        env_fn : Makes one environment; vector observations (a 1-D Box) and
-            Box actions only.
+        env_fn : Makes one environment; vector observations (a 1-D Box, or a Dict
+            of them) and Box actions only.
 
         actor_critic: ``'crossq'`` (its
             :class:`~spinup_tf2.algos.sac.crossq.CrossQActorCritic`), or a

@@ -10,7 +10,8 @@ def redq(env_fn, actor_critic="redq", ac_kwargs=dict(), seed=0, steps_per_epoch=
          batch_size=256, start_steps=5000, update_after=1000, update_every=50,
          num_test_episodes=10, max_ep_len=1000, logger_kwargs=dict(), save_freq=1,
          target_entropy=None, resume=False, normalize_obs=False, overwrite=False, video_freq=0,
-         updates_per_step=20, num_envs=1, vector_mode="sync", replay_buffer_class=None, n_step=1):
+         updates_per_step=20, num_envs=1, vector_mode="sync", replay_buffer_class=None, n_step=1,
+        her=False, n_sampled_goal=4, goal_selection_strategy="future"):
     """
     Randomized Ensembled Double Q-learning (REDQ): SAC with an ensemble of
     critics and a high update-to-data ratio.
@@ -24,8 +25,8 @@ def redq(env_fn, actor_critic="redq", ac_kwargs=dict(), seed=0, steps_per_epoch=
     defaults that differ from SAC's are REDQ's (the paper and its code).
 
     Args:
-        env_fn : Makes one environment; vector observations (a 1-D Box) and
-            Box actions only.
+        env_fn : Makes one environment; vector observations (a 1-D Box, or a Dict
+            of them) and Box actions only.
 
         actor_critic: ``'redq'`` (its
             :class:`~spinup_tf2.algos.sac.redq.REDQActorCritic`), or a class

@@ -12,6 +12,7 @@ import numpy as np
 from gymnasium import spaces
 
 from spinup_tf2 import rundir
+from spinup_tf2.algos.sac.her import STRATEGIES
 from spinup_tf2.arguments import WHOLE_NUMBERS
 from spinup_tf2.envs.vector import VECTOR_MODES
 from spinup_tf2.errors import SpinupError
@@ -104,6 +105,14 @@ def check_sac_args(args: dict):
     need(_is_int(n_step) and n_step >= 1,
          f"sac() got n_step={n_step!r}, but it must be a whole number >= 1, the environment "
          f"steps each stored transition spans (1 is SAC's one-step backup; 3-5 is usual).")
+    n_goal, strategy = args.get("n_sampled_goal", 4), args.get("goal_selection_strategy", "future")
+    need(_is_int(n_goal) and n_goal >= 0,
+         f"sac() got n_sampled_goal={n_goal!r}; give a whole number >= 0, the relabelled "
+         f"transitions per original one with her=True (4: 80% of each minibatch relabelled).")
+    need(strategy in STRATEGIES,
+         f"sac() got goal_selection_strategy={strategy!r}; give one of "
+         f"{', '.join(map(repr, STRATEGIES))} ('future': a goal reached later in the same "
+         f"episode, the default).")
     num_envs, vector_mode = args.get("num_envs", 1), args.get("vector_mode", "sync")
     need(_is_int(num_envs) and num_envs >= 1,
          f"sac() got num_envs={num_envs!r}; give a whole number >= 1 of environment copies "

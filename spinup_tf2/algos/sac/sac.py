@@ -25,6 +25,7 @@ from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.buffers import ReplayBuffer  # noqa: F401 (where Spinning Up has it)
 from spinup_tf2.algos.sac.checks import (
     check_finite,
+    check_memory,
     check_sac_args,
     check_spaces,
     default_target_entropy,
@@ -36,6 +37,7 @@ from spinup_tf2.algos.sac.fast_path import (
     make_polyak_update,
     make_update_block,
 )
+from spinup_tf2.algos.sac.her import HerReplayBuffer, check_her, goal_reward_fn
 from spinup_tf2.algos.sac.losses import (  # noqa: F401 (SAC's math, as sac.py had it)
     continuous_losses,
     discrete_losses,
@@ -216,7 +218,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         update_after=1000, update_every=50, num_test_episodes=10, max_ep_len=1000,
         logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False,
         normalize_obs=False, overwrite=False, video_freq=0, updates_per_step=1, num_envs=1,
-        vector_mode="sync", replay_buffer_class=None, n_step=1):
+        vector_mode="sync", replay_buffer_class=None, n_step=1, her=False, n_sampled_goal=4,
+        goal_selection_strategy="future"):
     """
     Soft Actor-Critic (SAC), as Spinning Up runs it, in TensorFlow 2 / Keras 3.
 
@@ -385,6 +388,22 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             one-step backup. Vector observations only (not with images or a
             recurrent actor-critic).
 
+        her (bool): Hindsight experience replay, for goal-conditioned tasks
+            (a Dict observation with ``achieved_goal`` and ``desired_goal``,
+            and the environment's ``compute_reward``): minibatches are drawn
+            from finished episodes and a share of them get, as their desired
+            goal, one the episode reached, with the reward recomputed by
+            ``compute_reward`` (:mod:`~spinup_tf2.algos.sac.her`).
+
+        n_sampled_goal (int): With ``her``, relabelled transitions per
+            original one: ``n_sampled_goal / (n_sampled_goal + 1)`` of each
+            minibatch is relabelled (4: 80%, as in SB3 and the HER paper).
+
+        goal_selection_strategy (str): With ``her``, where the new goal comes
+            from: ``'future'`` (the achieved goal after this step or a later
+            one of the same episode), ``'final'`` (after the episode's last
+            step) or ``'episode'`` (after any step of the episode).
+
     """
     config = dict(locals())
     alpha, tuner_args = check_sac_args(config)
@@ -398,6 +417,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     # What fails only when stepped, before anything is written; its info says whether the
     # environment reports success (goal tasks: the SuccessRate columns).
     success = "is_success" in envs.check_first_step(test_env)
+    her_kwargs = (her_buffer_kwargs(layout, env, goal_selection_strategy, n_sampled_goal,
+                                    variant.name, replay_buffer_class) if her else None)
     config["actor_critic"] = actor_critic
     unrecorded = record_env(config, env)
     videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded, layout)
@@ -416,7 +437,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                                       ac_kwargs, normalizer, variant.targets)
     replay_buffer, get_action, saved_model = buffer_agent_and_export(  # memory checked first
         variant, ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete,
-        envs.frame_stack(env), num_envs, replay_buffer_class, n_step, gamma, layout)
+        envs.frame_stack(env), num_envs, replay_buffer_class, n_step, gamma, layout, her_kwargs)
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
@@ -526,30 +547,52 @@ def buffer_agent_and_export(variant: Variant, ac, obs_dim: int | tuple, act_dim:
                             replay_size: int, rng: np.random.Generator, n_noise: int,
                             discrete: bool, frame_stack: int = 1, copies: int = 1,
                             replay_buffer_class: Callable | None = None, n_step: int = 1,
-                            gamma: float = 0.99, layout: envs.DictLayout | None = None
-                            ) -> tuple:
+                            gamma: float = 0.99, layout: envs.DictLayout | None = None,
+                            her: dict | None = None) -> tuple:
     """``(replay_buffer, get_action, saved_model)`` for ``ac``, as ``variant`` makes them:
     the replay buffer (``replay_buffer_class(obs_dim, act_dim, replay_size)`` when given;
     the variant's refuses first one that would not fit in memory) fed ``n_step``-step
     transitions by :class:`~spinup_tf2.algos.sac.nstep.NStepReturns` (of ``copies``
-    environment copies), the acting :class:`~spinup_tf2.algos.sac.agent.Agent` and the
-    module ``tf2_save/`` holds (taking Dict observations by key, with a ``layout``)."""
+    environment copies), or with ``her`` (:func:`her_buffer_kwargs`) a
+    :class:`~spinup_tf2.algos.sac.her.HerReplayBuffer` that makes its n-step returns
+    itself; the acting :class:`~spinup_tf2.algos.sac.agent.Agent` and the module
+    ``tf2_save/`` holds (taking Dict observations by key, with a ``layout``)."""
     if n_step > 1 and not variant.n_step:
         raise SpinupError(f"sac() got n_step={n_step} with the {variant.name} variant, whose "
                           f"replay buffer keeps its steps in order (frames or windows), not as "
                           f"n-step transitions. Nothing was written. Use n_step=1 with "
                           f"--{variant.name}, or n-step returns on vector observations.")
-    if replay_buffer_class is not None:
-        replay_buffer = replay_buffer_class(obs_dim, act_dim, replay_size)
+    if her is not None:  # relabels at sampling time, n-step returns included
+        check_memory(replay_size, obs_dim, act_dim, num_procs())
+        replay_buffer = HerReplayBuffer(obs_dim, act_dim, replay_size, copies=copies,
+                                        n_step=n_step, gamma=gamma,
+                                        episodes_continue=copies == 1, **her)
     else:
-        replay_buffer = variant.replay_buffer(obs_dim, act_dim, replay_size, ac, frame_stack,
-                                              copies)
-    replay_buffer = NStepReturns(replay_buffer, n_step, gamma, copies,
-                                 episodes_continue=copies == 1)
+        if replay_buffer_class is not None:
+            replay_buffer = replay_buffer_class(obs_dim, act_dim, replay_size)
+        else:
+            replay_buffer = variant.replay_buffer(obs_dim, act_dim, replay_size, ac,
+                                                  frame_stack, copies)
+        replay_buffer = NStepReturns(replay_buffer, n_step, gamma, copies,
+                                     episodes_continue=copies == 1)
     saved_model = variant.export(ac, obs_dim, n_noise)
     if layout is not None:
         saved_model = core.DictObservationExport(saved_model, layout)
     return replay_buffer, variant.agent(ac, rng, n_noise, discrete), saved_model
+
+
+def her_buffer_kwargs(layout: envs.DictLayout | None, env, strategy: str, n_sampled_goal: int,
+                      variant_name: str, replay_buffer_class=None) -> dict:
+    """What :class:`~spinup_tf2.algos.sac.her.HerReplayBuffer` takes besides its sizes,
+    after refusing (before anything is written) what HER cannot run on: see
+    :func:`~spinup_tf2.algos.sac.her.check_her`, and a buffer of one's own."""
+    if replay_buffer_class is not None:
+        raise SpinupError("sac() got her=True and a replay_buffer_class; hindsight relabelling "
+                          "is a replay buffer of its own (HerReplayBuffer). Nothing was "
+                          "written. Give one or the other.")
+    check_her(layout, env, variant_name)
+    return dict(layout=layout, compute_reward=goal_reward_fn(env), n_sampled_goal=n_sampled_goal,
+                goal_selection_strategy=strategy)
 
 
 def process_shares(steps_per_epoch: int, start_steps: int, update_after: int,

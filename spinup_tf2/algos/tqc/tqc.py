@@ -10,7 +10,8 @@ def tqc(env_fn, actor_critic="tqc", ac_kwargs=dict(), seed=0, steps_per_epoch=40
         batch_size=256, start_steps=10000, update_after=1000, update_every=50,
         num_test_episodes=10, max_ep_len=1000, logger_kwargs=dict(), save_freq=1,
         target_entropy=None, resume=False, normalize_obs=False, overwrite=False, video_freq=0,
-        updates_per_step=1, num_envs=1, vector_mode="sync", replay_buffer_class=None, n_step=1):
+        updates_per_step=1, num_envs=1, vector_mode="sync", replay_buffer_class=None, n_step=1,
+        her=False, n_sampled_goal=4, goal_selection_strategy="future"):
     """
     Truncated Quantile Critics: SAC with an ensemble of distributional critics
     whose pooled target quantiles are truncated.
@@ -23,8 +24,8 @@ def tqc(env_fn, actor_critic="tqc", ac_kwargs=dict(), seed=0, steps_per_epoch=40
     defaults that differ from SAC's are TQC's (paper, SBX, sb3-contrib).
 
     Args:
-        env_fn : Makes one environment; vector observations (a 1-D Box) and
-            Box actions only.
+        env_fn : Makes one environment; vector observations (a 1-D Box, or a Dict
+            of them) and Box actions only.
 
         actor_critic: ``'tqc'`` (its
             :class:`~spinup_tf2.algos.sac.tqc.TQCActorCritic`), or a class
