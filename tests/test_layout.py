@@ -12,13 +12,13 @@ PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 
 # Floors, bottom first: a module may import its own floor or lower ones, never higher ones.
 # (docs/design.md, "Layout", describes the same floors.) The environment's home, envs/, is
-# floored inside too: platform < dict_obs, tasks < pixels < recording < episodes < rendering,
-# vector.
+# floored inside too: platform, packages < dict_obs, tasks < pixels < recording < episodes <
+# rendering, vector.
 LAYERS = [
     ["errors", "tf_setup", "lifetime", "user_config", "arguments", "utils.serialization_utils",
      "utils.aggregate", "utils.errors", "utils.tf_setup"],
     ["rundir", "utils.mpi_tools"],
-    ["envs.platform"],
+    ["envs.platform", "envs.packages"],
     ["envs.dict_obs", "envs.tasks"],
     ["envs.pixels"],
     ["envs.trust"],

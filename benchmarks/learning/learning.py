@@ -16,6 +16,12 @@ epochs of 2,500 steps), seeds 0, 10, 20; DrQ's settings (alpha learned from 0.1,
 0.99, 1,000 random steps, replay 100k) except the batch, 128 for 512 (a quarter of the
 arithmetic on a CPU). About 2.7 and 5.3 hours per seed on 2 cores.
 
+``--suite her`` is hindsight replay on gymnasium-robotics' FetchReach-v4 (issue 50), with
+rl-baselines3-zoo's SAC+HER settings (``HER_SETTINGS``), 20k steps, seeds 0, 10, 20; it
+needs gymnasium-robotics, whose Fetch tasks need MuJoCo before 3.3 (``pip install
+gymnasium-robotics "mujoco<3.3"``, in an environment of its own), into
+``data/benchmarks/her-fetchreach-v4/``.
+
 ``--suite crossq``, ``tqc``, ``droq`` and ``redq`` are the SAC family's evidence (issue 51),
 100k steps (25 epochs of 4,000) run by ``spinup_tf2.crossq``, ``.tqc``, ``.droq`` and
 ``.redq`` with their defaults. TQC: HalfCheetah and Hopper, seeds 0, 10, 20. CrossQ:
@@ -64,6 +70,14 @@ FAMILY = {"crossq": (ENVS[:4], SEEDS), "tqc": (["HalfCheetah-v5", "Hopper-v5"], 
           "redq": (["Hopper-v5"], [0, 10, 20])}
 DMC_SETTINGS = dict(pixels=True, batch_size=128, alpha="auto_0.1", polyak=0.99,
                     replay_size=100_000, start_steps=1000, update_after=1000)
+# --suite her: goal tasks with hindsight replay, rl-baselines3-zoo's SAC+HER settings for
+# FetchReach (hyperparams/sac.yml: 20k steps, batch 256, gamma 0.95, lr 1e-3, 1,000 random
+# steps, normalized observations, [64, 64]); 10 epochs of 2,000 steps, 25 test episodes.
+HER = {"gymnasium_robotics:FetchReach-v4": [0, 10, 20]}
+HER_SETTINGS = dict(her=True, batch_size=256, gamma=0.95, lr=1e-3, alpha="auto",
+                    start_steps=1000, update_after=1000, normalize_obs=True,
+                    ac_kwargs=dict(hidden_sizes=(64, 64)), steps_per_epoch=2000,
+                    num_test_episodes=25, max_ep_len=50)
 
 
 def epochs_done(run_dir: str) -> int:
@@ -77,7 +91,7 @@ def epochs_done(run_dir: str) -> int:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--suite", choices=["mujoco", "dmc", *FAMILY], default="mujoco")
+    p.add_argument("--suite", choices=["mujoco", "dmc", "her", *FAMILY], default="mujoco")
     p.add_argument("--critic_width", type=int, default=512, help="--suite crossq's critics")
     p.add_argument("--env", nargs="*", help="default: the suite's tasks")
     p.add_argument("--seed", nargs="*", type=int, default=None,
@@ -87,10 +101,11 @@ def main() -> int:
     p.add_argument("--data_dir", default=BENCH_DIR)
     p.add_argument("--dry_run", action="store_true")
     a = p.parse_args()
-    dmc, family = a.suite == "dmc", a.suite in FAMILY
-    a.env = a.env or (list(DMC) if dmc else FAMILY[a.suite][0] if family else ENVS)
-    a.epochs = a.epochs or (10 if dmc else 25 if family else 88)
-    prefix = a.suite if family else "sac"
+    dmc, family, her = a.suite == "dmc", a.suite in FAMILY, a.suite == "her"
+    a.env = a.env or (list(DMC) if dmc else list(HER) if her else FAMILY[a.suite][0] if family
+                      else ENVS)
+    a.epochs = a.epochs or (10 if dmc or her else 25 if family else 88)
+    prefix = a.suite if family or her else "sac"
     family_settings = (dict(ac_kwargs=dict(critic_hidden_sizes=(a.critic_width,) * 2))
                        if a.suite == "crossq" else {})
 
@@ -100,7 +115,7 @@ def main() -> int:
     def seeds_for(env):
         if a.seed is not None:
             return a.seed
-        return (DMC[env][0] if dmc else FAMILY[a.suite][1] if family
+        return (DMC[env][0] if dmc else HER[env] if her else FAMILY[a.suite][1] if family
                 else SEEDS + EXTRA_SEEDS.get(env, []))
 
     todo = 0
@@ -108,7 +123,8 @@ def main() -> int:
         for env in a.env:
             if seed not in seeds_for(env):
                 continue
-            exp_name = f"{prefix}-" + env.lower().replace("dm_control/", "dmc-").removesuffix("-v0")
+            exp_name = f"{prefix}-" + env.split(":")[-1].lower().replace(
+                "dm_control/", "dmc-").removesuffix("-v0")
             out = setup_logger_kwargs(exp_name, seed, a.data_dir)["output_dir"]
             done = epochs_done(out)
             if done >= a.epochs:
@@ -124,8 +140,8 @@ def main() -> int:
                 shutil.rmtree(out)
             import spinup_tf2
 
-            settings = (dict(DMC_SETTINGS, **DMC[env][1]) if dmc else family_settings
-                        if family else {})
+            settings = (dict(DMC_SETTINGS, **DMC[env][1]) if dmc else HER_SETTINGS if her
+                        else family_settings if family else {})
             algo = getattr(spinup_tf2, a.suite) if family else spinup_tf2.sac
             call_experiment(exp_name, algo, seed=seed, data_dir=a.data_dir,
                             env_name=env, epochs=a.epochs, resume=resume, **settings)

@@ -13,6 +13,7 @@ import dataclasses
 import gymnasium as gym
 import numpy as np
 
+from spinup_tf2.envs.packages import import_env_module
 from spinup_tf2.envs.platform import hosts_environments, use_headless_gl
 
 # Partially observed tasks (pomdp-baselines' "-P" tasks: positions without velocities):
@@ -132,8 +133,12 @@ class PointReach(gym.Env):
 def ensure_registered(env_id) -> None:
     """Register DeepMind Control's tasks (``dm_control/<domain>-<task>-v0``, Shimmy's
     names) when ``env_id`` is one of them and the ``dmc`` extra is installed: gymnasium
-    knows them only once Shimmy is imported, which costs seconds, so only then."""
+    knows them only once Shimmy is imported, which costs seconds, so only then. For
+    gymnasium's ``module:EnvId`` (typed by a user), import ``module``
+    (:func:`~spinup_tf2.envs.packages.import_env_module`)."""
     import importlib.util
+
+    import_env_module(env_id)
 
     if (isinstance(env_id, str) and env_id.startswith("dm_control/")
             and env_id not in gym.registry and importlib.util.find_spec("shimmy")):

@@ -27,6 +27,7 @@ import re
 import gymnasium as gym
 
 from spinup_tf2 import rundir
+from spinup_tf2.envs.packages import import_registering_package
 from spinup_tf2.envs.pixels import BOUNDS as PIXEL_BOUNDS
 from spinup_tf2.envs.pixels import PIXEL_WRAPPER
 from spinup_tf2.envs.tasks import ensure_registered
@@ -170,18 +171,21 @@ def replayed(spec: dict) -> dict:
     return spec
 
 
-def check_trusted(ref, where: str) -> None:
+def check_trusted(ref, where: str, run_dir: str | None = None) -> None:
     """Raise :class:`SpinupError` unless the environment ``ref`` names (see
     :func:`~spinup_tf2.envs.recording.ref_of`) is one a replay may build from a run
     directory without running code the directory names: see this module's docstring.
-    ``where`` names the file it came from in the message."""
+    ``where`` names the file it came from in the message. An id not registered here is
+    registered by the installed distribution of its recorded entry point, found outside
+    the working directory and ``run_dir``
+    (:func:`~spinup_tf2.envs.packages.import_registering_package`)."""
     if not isinstance(ref, str) or not ref:
         raise SpinupError(f"{where} names no environment to rebuild (env_name: {ref!r}).")
     try:
         spec = json.loads(ref) if ref.startswith("{") else {"id": ref}
     except ValueError:
         spec = None
-    bad = (_untrusted(replayed(spec)) if isinstance(spec, dict)
+    bad = (_untrusted(replayed(spec), run_dir) if isinstance(spec, dict)
            else "an env_spec that is not a JSON object")
     if bad:
         raise SpinupError(
@@ -191,9 +195,10 @@ def check_trusted(ref, where: str) -> None:
             f"directory, add --trust_vars_pkl (trust_pickle=True).")
 
 
-def _untrusted(spec: dict) -> str | None:
+def _untrusted(spec: dict, run_dir: str | None = None) -> str | None:
     """What in ``spec`` is not trusted, in words; None if all of it is."""
-    bad = _untrusted_id(spec.get("id"), spec.get("entry_point", None), "entry_point" in spec)
+    bad = _untrusted_id(spec.get("id"), spec.get("entry_point", None), "entry_point" in spec,
+                        run_dir)
     if bad:
         return bad
     steps = spec.get("max_episode_steps")
@@ -222,15 +227,22 @@ def _untrusted(spec: dict) -> str | None:
     return None
 
 
-def _untrusted_id(env_id, entry_point, has_entry: bool) -> str | None:
+def _untrusted_id(env_id, entry_point, has_entry: bool, run_dir: str | None = None
+                  ) -> str | None:
     if not isinstance(env_id, str) or ":" in env_id:
         module = f" (the module {env_id.split(':')[0]!r})" if isinstance(env_id, str) else ""
         return (f"the environment {env_id!r}, which is not an id registered with gymnasium"
                 f"{module}")
     ensure_registered(env_id)
+    if env_id not in gym.registry and has_entry:
+        import_registering_package(env_id, entry_point, run_dir)
     registered = gym.registry.get(env_id)
     if registered is None:
-        return f"the environment {env_id!r}, which is not an id registered with gymnasium"
+        package = (f" (its entry point's package {entry_point.split('.')[0].split(':')[0]!r} "
+                   f"is not an installed distribution outside the working and run "
+                   f"directories)" if has_entry and isinstance(entry_point, str) else "")
+        return (f"the environment {env_id!r}, which is not an id registered with gymnasium"
+                f"{package}")
     if has_entry and entry_point != registered.entry_point:
         return (f"{env_id} made by {entry_point!r}, not by its registered entry point "
                 f"{registered.entry_point!r}")

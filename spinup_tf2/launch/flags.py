@@ -269,7 +269,8 @@ def check_env_names(env_names: list) -> None:
     for name in env_names:
         if not isinstance(name, str):
             raise SpinupError(f"--env must be an environment name; got {name!r}.")
-        ensure_registered(name)
+        ensure_registered(name)  # package:EnvId imports the package
+        name = name.split(":", 1)[-1]
         if name.startswith("dm_control/") and name not in gym.envs.registry:
             raise SpinupError(f"{name} is a DeepMind Control task, which gymnasium knows "
                               f"through Shimmy: install the dmc extra (pip install -e "

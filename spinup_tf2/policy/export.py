@@ -258,7 +258,7 @@ def _rebuilt_env(fpath: str) -> tuple:
     config = rundir.read_config(fpath) or {}
     ref = envs.ref_of(config)
     try:
-        envs.check_trusted(ref, f"{fpath}'s config.json")
+        envs.check_trusted(ref, f"{fpath}'s config.json", fpath)
         return (envs.make(envs.with_state(ref, envs.read_state(fpath, ref))),
                 int(config.get("max_ep_len") or 1000))
     except Exception:  # not rebuildable, or anything its constructor raises

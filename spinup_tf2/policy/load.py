@@ -100,7 +100,7 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
     config = rundir.read_config(fpath) or {}
     ref = envs.ref_of(config)
     if ref is not None and not trust_pickle:
-        envs.check_trusted(ref, f"{fpath}'s config.json")
+        envs.check_trusted(ref, f"{fpath}'s config.json", fpath)
     ref = envs.with_state(ref, envs.read_state(fpath, ref))  # NormalizeObservation's statistics
     # Runs before 0.2 recorded only env_name; a null env_spec says it could not be recorded.
     recorded = ref is not None and config.get("env_spec", "") is not None

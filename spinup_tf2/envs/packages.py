@@ -1,0 +1,97 @@
+"""Environment packages that register their tasks when imported (gymnasium-robotics,
+panda-gym, highway-env, ...): gymnasium 1.x knows their ids only once the package is
+imported.
+
+- On the command line, ``--env package:EnvId`` (gymnasium's own ``module:EnvId`` form)
+  imports ``package`` first, as ``gymnasium.make`` does (:func:`import_env_module`).
+- On replay (``test_policy``, ``export``, videos of a finished run), a run directory's
+  config.json names its environment by id and entry point; an id that is not registered
+  in the fresh process is registered by importing the package of its entry point, only if
+  that package is an installed distribution found outside the working directory and the
+  run directory (which are never searched for it: a run directory is data, and a file
+  dropped beside it must not run), and saying which (:func:`import_registering_package`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.metadata
+import os
+import os.path as osp
+import sys
+
+from spinup_tf2.errors import SpinupError
+
+
+def import_env_module(env_name: str) -> str:
+    """For ``module:EnvId``, import ``module`` (which registers ``EnvId``) and return
+    ``EnvId``; any other name is returned as it is. A module that cannot be imported is a
+    :class:`SpinupError` naming it."""
+    if not isinstance(env_name, str) or ":" not in env_name:
+        return env_name
+    module, env_id = env_name.split(":", 1)
+    try:
+        importlib.import_module(module)
+    except Exception as err:  # an environment package may raise anything while importing
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        raise SpinupError(
+            f"--env {env_name} names the module {module!r}, which registers {env_id} when "
+            f"imported, but it could not be imported ({type(err).__name__}: {first}). Install "
+            f"the package that provides it (pip install ...), or check the name before the "
+            f"colon.") from None
+    return env_id
+
+
+def _outside(path: str, dirs: list) -> bool:
+    real = osp.realpath(path or os.getcwd())
+    return not any(real == d or real.startswith(d + os.sep) for d in dirs)
+
+
+def installed_distribution(module: str, run_dir: str | None = None) -> tuple | None:
+    """``(distribution name, version, search path)`` of the installed distribution that
+    provides the top-level ``module``, found on ``sys.path`` without the working directory
+    and ``run_dir``; None if there is none there."""
+    excluded = [osp.realpath(os.getcwd())] + ([osp.realpath(run_dir)] if run_dir else [])
+    path = [p for p in sys.path if p and _outside(p, excluded)]
+    spec = importlib.machinery.PathFinder.find_spec(module, path)
+    if spec is None or not _outside(spec.origin or next(iter(spec.submodule_search_locations
+                                                               or []), ""), excluded):
+        return None
+    names = importlib.metadata.packages_distributions().get(module) or []
+    for name in names:
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        return dist.metadata["Name"], dist.version, path
+    return None
+
+
+def import_registering_package(env_id: str, entry_point: str, run_dir: str | None = None) -> None:
+    """Register ``env_id`` for a replay by importing the top-level package of its recorded
+    ``entry_point`` (``package.module:Class``), if it is an installed distribution (see
+    :func:`installed_distribution`), saying which; otherwise do nothing (the id stays
+    unregistered, and the replay says so)."""
+    if not isinstance(entry_point, str) or ":" not in entry_point:
+        return
+    package = entry_point.split(":", 1)[0].split(".", 1)[0]
+    if not package.isidentifier() or package in sys.modules:
+        return
+    found = installed_distribution(package, run_dir)
+    if found is None:
+        return
+    name, version, path = found
+    print(f"Importing {package} (the installed distribution {name} {version}), which "
+          f"registers {env_id}.", flush=True)
+    saved = list(sys.path)
+    sys.path[:] = path  # the copy found there, not one in the working or run directory
+    try:
+        importlib.import_module(package)
+    except Exception as err:  # an environment package may raise anything while importing
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        raise SpinupError(f"{env_id} is registered by {package} (the installed distribution "
+                          f"{name} {version}), which could not be imported "
+                          f"({type(err).__name__}: {first}). Nothing was run.") from None
+    finally:
+        sys.path[:] = saved

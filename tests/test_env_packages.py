@@ -1,0 +1,72 @@
+"""Third-party environment packages, as their users bring them: ``--env package:EnvId``
+imports the package that registers the task (gymnasium's own form), and a replay in a
+fresh process imports it again only as an installed distribution found outside the
+working directory and the run directory. The package here is a real one on disk (a
+module and its ``.dist-info``, as pip lays them out), made for the test."""
+
+import os
+import shutil
+
+import pytest
+from helpers import assert_clean_error, cli, column
+
+pytestmark = pytest.mark.processes
+
+PACKAGE = "fakegoalpkg"
+INIT = f"""import gymnasium as gym
+
+gym.register("FakeGoal-v0", entry_point="{PACKAGE}.env:FakeGoal", max_episode_steps=20)
+"""
+ENV = """from spinup_tf2.envs import PointReach
+
+
+class FakeGoal(PointReach):
+    '''PointReach, registered by a package of its own.'''
+"""
+FAST = ["--epochs", "1", "--steps_per_epoch", "200", "--start_steps", "100", "--update_after",
+        "100", "--num_test_episodes", "1", "--batch_size", "32", "--hid", "[16]"]
+
+
+def make_site(root, with_dist_info=True):
+    """A directory holding the package (and its distribution's metadata)."""
+    os.makedirs(root / PACKAGE)
+    (root / PACKAGE / "__init__.py").write_text(INIT)
+    (root / PACKAGE / "env.py").write_text(ENV)
+    if with_dist_info:
+        info = root / f"{PACKAGE}-1.0.dist-info"
+        os.makedirs(info)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {PACKAGE}\nVersion: 1.0\n")
+        (info / "top_level.txt").write_text(PACKAGE + "\n")
+    return root
+
+
+def test_a_package_task_trains_from_the_command_line_and_replays(tmp_path):
+    site = make_site(tmp_path / "site")
+    work = tmp_path / "work"
+    work.mkdir()
+    installed = {"PYTHONPATH": str(site)}
+    res = cli("sac", "--env", f"{PACKAGE}:FakeGoal-v0", "--her", "--exp_name", "p",
+              "--data_dir", str(work / "data"), *FAST, cwd=work, env=installed)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    run = work / "data" / "p" / "p_s0"
+    assert len(column(run, "TestSuccessRate")) == 1
+
+    res = cli("test_policy", str(run), "-n", "1", "--norender", cwd=work, env=installed)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert (f"Importing {PACKAGE} (the installed distribution {PACKAGE} 1.0), which registers "
+            f"FakeGoal-v0." in res.stdout)
+
+    # The same package beside the run (in the working directory, and in the run directory
+    # itself), metadata and all, but not installed: never imported, and the replay says why.
+    make_site(work)
+    shutil.copytree(work / PACKAGE, run / PACKAGE)
+    res = cli("test_policy", str(run), "-n", "1", "--norender", cwd=work)
+    assert_clean_error(res, "'FakeGoal-v0', which is not an id registered with gymnasium",
+                       f"'{PACKAGE}' is not an installed distribution")
+    assert "Importing" not in res.stdout
+
+
+def test_a_package_that_cannot_be_imported_is_named(tmp_path):
+    res = cli("sac", "--env", "nosuchpackage_xyz:Task-v0", *FAST, "--data_dir", str(tmp_path))
+    assert_clean_error(res, "'nosuchpackage_xyz'", "could not be imported",
+                       "ModuleNotFoundError")
