@@ -148,3 +148,13 @@ def test_no_finished_episode_in_an_epoch_logs_nan(tmp_path):
     _, rows = read_progress(out)
     assert rows[0]["AverageEpRet"] == "nan"  # no episode ended in steps 0..399
     assert rows[1]["AverageEpRet"] != "nan" and float(rows[1]["EpLen"]) == 600.0
+
+
+def test_updates_may_start_after_the_first_epoch(tmp_path):
+    """SB3's habit (learning_starts=10000 with 10k-step epochs): no update in epoch 1, whose
+    row leaves the Q values and losses empty (nan), and the same columns after."""
+    out = run_tiny(tmp_path / "late", epochs=2, update_after=400, start_steps=400)
+    header, rows = read_progress(out)
+    assert [r["LossQ1"] for r in rows][0] == "nan" and rows[0]["AverageQ1Vals"] == "nan"
+    assert np.isfinite(float(rows[1]["LossQ1"])) and np.isfinite(float(rows[1]["LossPi"]))
+    assert np.isfinite(float(rows[0]["AverageTestEpRet"]))

@@ -137,7 +137,6 @@ GOOD = dict(steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99, 
     ("update_every", 0, "update_every=0"), ("batch_size", -1, "batch_size=-1"),
     ("epochs", 0, "epochs=0"), ("polyak", 1.5, "[0, 1]"), ("gamma", -0.1, "gamma=-0.1"),
     ("lr", 0, "lr=0"), ("epochs", 2.5, "whole number"), ("alpha", "fast", "alpha='fast'"),
-    ("steps_per_epoch", 1000, "first update would come at step 1000"),
     ("seed", -1, "seed=-1"), ("seed", 1.5, "seed=1.5"),
 ])
 def test_bad_arguments_are_named(name, value, words):

@@ -172,15 +172,6 @@ def check_sac_args(args: dict):
              f"sac() got alpha={alpha!r}, but alpha (the entropy coefficient) must be a number "
              f">= 0 (finite in float32), 'auto' or 'auto_<initial alpha>'.")
     check_hidden_sizes(args.get("ac_kwargs"))
-    steps_per_epoch, update_after, update_every = (args[k] for k in ("steps_per_epoch",
-                                                                     "update_after",
-                                                                     "update_every"))
-    first_update = -(-update_after // update_every) * update_every  # first t >= update_after
-    need(first_update < steps_per_epoch,
-         f"sac() got steps_per_epoch={steps_per_epoch} with update_after={update_after} and "
-         f"update_every={update_every}: the first update would come at step {first_update}, "
-         f"after the first epoch ends, so epoch 1 would have no Q values or losses to log. "
-         f"Make steps_per_epoch larger than {first_update}, or update_after smaller.")
     env_fn = args.get("env_fn", callable)
     need(callable(env_fn), f"sac() needs env_fn to be a function that makes the environment, "
                            f"e.g. lambda: gymnasium.make('Pendulum-v1'); got {env_fn!r}.")

@@ -305,6 +305,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
         update_after (int): No updates before this many environment steps,
             so that the first minibatches come from a buffer with some variety.
+            It may be past the first epoch (SB3's ``learning_starts``): the
+            rows of epochs without an update have nan in the Q and loss columns.
 
         update_every (int): Updates come in blocks: after every
             ``update_every`` environment steps, ``update_every`` updates, so
