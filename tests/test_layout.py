@@ -19,7 +19,7 @@ LAYERS = [
      "utils.aggregate", "utils.errors", "utils.tf_setup"],
     ["rundir", "utils.mpi_tools"],
     ["envs.platform", "envs.packages"],
-    ["envs.dict_obs", "envs.tasks"],
+    ["envs.dict_obs", "envs.action_scale", "envs.tasks"],
     ["envs.pixels"],
     ["envs.trust"],
     ["envs.recording"],

@@ -159,7 +159,6 @@ def test_bad_spaces_rejected_before_any_output(tmp_path):
     out = tmp_path / "run"
     cases = [
         (_MultiDiscretePendulum, "Box) or a Discrete action space"),
-        (lambda: gym.wrappers.RescaleAction(gym.make("Pendulum-v1"), 0.0, 1.0), "low=[0.0]"),
         (_ImageObsPendulum, "1-D"),
         # the box2d extra is not installed: gymnasium's DependencyNotInstalled, as a message
         (lambda: gym.make("LunarLanderContinuous-v3"), 'pip install "gymnasium[box2d]"'),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
+from spinup_tf2.envs.action_scale import ActionScale
 from spinup_tf2.envs.dict_obs import DictLayout
 from spinup_tf2.envs.recording import policy_action_space, set_wrapper_state, wrapper_state
 
@@ -57,16 +58,19 @@ class ReplayableEpisodes(gym.Wrapper):
     """
 
     def __init__(self, env: gym.Env, first_seed: int | None = None,
-                 layout: DictLayout | None = None):
+                 layout: DictLayout | None = None, scale: ActionScale | None = None):
         """Its ``action_space`` is the one the policy acts in (see
-        :func:`spinup_tf2.envs.policy_action_space`: ClipAction's inner bounds); with the
-        ``layout`` of a Dict observation space, its observations are the flat vectors
+        :func:`spinup_tf2.envs.policy_action_space`: ClipAction's inner bounds; with an
+        :class:`~spinup_tf2.envs.action_scale.ActionScale` ``scale``, ``[-1, 1]``, mapped
+        onto the environment's bounds at each step); with the ``layout`` of a Dict
+        observation space, its observations are the flat vectors
         (:class:`~spinup_tf2.envs.dict_obs.DictLayout`) and its ``observation_space`` their
         Box."""
         super().__init__(env)
-        action_space = policy_action_space(env)
+        action_space = policy_action_space(env) if scale is None else scale.space
         if action_space is not env.action_space:
             self.action_space = action_space
+        self.to_env = (lambda a: a) if scale is None else scale.to_env
         self.layout = layout
         if layout is not None:
             self.observation_space = layout.space
@@ -91,7 +95,7 @@ class ReplayableEpisodes(gym.Wrapper):
 
     def step(self, action):
         self.actions.append(action)
-        obs, *rest = self.env.step(action)
+        obs, *rest = self.env.step(self.to_env(action))
         return (self._flat(obs), *rest)
 
     def _flat(self, obs):
@@ -127,7 +131,7 @@ class ReplayableEpisodes(gym.Wrapper):
                 set_env_rng_state(self.env, start["rng"])
             obs = self.env.reset(seed=start.get("seed"))[0]
             for a in state["actions"]:
-                obs = self.env.step(a)[0]
+                obs = self.env.step(self.to_env(a))[0]
             obs = self._flat(obs)
         self.episode_start, self.actions = start, list(state["actions"])
         set_env_rng_state(self.env, state["np_random"])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from spinup_tf2.envs.action_scale import ActionScale
 from spinup_tf2.envs.dict_obs import DictLayout
 from spinup_tf2.envs.episodes import rng_state, set_rng_state
 from spinup_tf2.envs.recording import check_stats
@@ -30,11 +31,14 @@ class VectorEpisodes:
     """
 
     def __init__(self, env_fn, num_envs: int, mode: str, max_ep_len: int, seed: int,
-                 stats: tuple = (), layout: DictLayout | None = None):
+                 stats: tuple = (), layout: DictLayout | None = None,
+                 scale: ActionScale | None = None):
         """``stats``: the attributes holding the copies' running statistics (see
         :func:`~spinup_tf2.envs.recording.stats_attributes`), which a checkpoint keeps
         per copy; ``layout``: that of a Dict observation space, whose observations are
-        given as their flat vectors (:class:`~spinup_tf2.envs.dict_obs.DictLayout`)."""
+        given as their flat vectors (:class:`~spinup_tf2.envs.dict_obs.DictLayout`);
+        ``scale``: actions taken in ``[-1, 1]`` and mapped onto the environment's bounds
+        (:class:`~spinup_tf2.envs.action_scale.ActionScale`)."""
         import gymnasium as gym
         from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
@@ -56,7 +60,10 @@ class VectorEpisodes:
         self.num_envs, self.first_seed, self.stats = num_envs, seed, tuple(stats)
         self.layout = layout
         self.action_space = self.envs.action_space
+        if scale is not None:
+            self.action_space = gym.spaces.Box(-1.0, 1.0, self.action_space.shape, np.float32)
         self.action_space.seed(seed)
+        self.to_env = (lambda a: a) if scale is None else scale.to_env
         self.ep_ret = np.zeros(num_envs)
         self.ep_len = np.zeros(num_envs, dtype=np.int64)
 
@@ -79,7 +86,7 @@ class VectorEpisodes:
         its episode), and the return and length of each episode that ended in ``logger``;
         return the next ``o``."""
         a = self.action_space.sample() if act is None else np.stack([act(x) for x in o])
-        o2, r, terminated, truncated, info = self.envs.step(a)
+        o2, r, terminated, truncated, info = self.envs.step(self.to_env(a))
         o2 = self._flat(o2)
         ended = terminated | truncated
         o2_stored = o2

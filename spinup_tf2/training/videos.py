@@ -15,10 +15,11 @@ class EpochVideos:
     random numbers are untouched). ``video_freq=0`` records nothing and costs nothing."""
 
     def __init__(self, video_freq: int, env_ref: str | None, max_ep_len: int,
-                 unrecorded: str | None = None, layout=None):
+                 unrecorded: str | None = None, layout=None, scale=None):
         """``env_ref``: the training environment as :func:`spinup_tf2.envs.ref_of` names it;
         ``unrecorded``: why it could not be recorded; ``layout``: that of its Dict
-        observations (the agent acts on their flat vectors). Refuse, before the run writes
+        observations (the agent acts on their flat vectors); ``scale``: that of its actions
+        (the agent acts in [-1, 1]). Refuse, before the run writes
         anything, videos of an environment that cannot be rebuilt in another process."""
         if video_freq and (unrecorded or not env_ref):
             raise SpinupError(f"video_freq renders the training environment rebuilt in another "
@@ -28,6 +29,7 @@ class EpochVideos:
                               f"and wrappers that record their arguments.")
         self.video_freq, self.env_ref, self.max_ep_len = video_freq, env_ref, max_ep_len
         self.flatten = (lambda o: o) if layout is None else layout.flatten
+        self.to_env = (lambda a: a) if scale is None else scale.to_env
 
     def after_epoch(self, output_dir: str | None, epoch: int, last: bool,
                     agent: Callable, env=None) -> None:
@@ -44,7 +46,7 @@ class EpochVideos:
         path = rundir.video_path(output_dir, epoch)
         ref = envs.with_state(self.env_ref, envs.wrapper_state(env))
         def act(o):
-            return agent(self.flatten(o), True)
+            return self.to_env(agent(self.flatten(o), True))
 
         act.reset = agent.reset
         ep_ret, ep_len = record_episode(ref, act, path, self.max_ep_len)

@@ -509,50 +509,103 @@ def _q_values(q: Callable, named: bool = False) -> Callable:
     return lambda x, a: q(x, a)
 
 
-class DictObservationExport(tf.Module):
-    """What ``tf2_save/`` holds for Dict observations: the functions of ``inner`` (an
-    :class:`ActorCriticExport`, or a variant's own export) with their observation ``x`` a
-    dict of float32 batches, one per key of the environment's Dict (each ``[batch,
-    *entry_shape]``), flattened inside in the training run's key order
-    (:class:`~spinup_tf2.envs.dict_obs.DictLayout`). Its serving signatures take one named
-    input per key in place of ``x``."""
+class EnvironmentExport(tf.Module):
+    """What ``tf2_save/`` holds when the environment's observations or actions are not the
+    networks' own: the functions of ``inner`` (an :class:`ActorCriticExport`, or a
+    variant's export) in the environment's terms.
 
-    def __init__(self, inner, layout):
+    - With the ``layout`` of a Dict observation space, the observation ``x`` is a dict of
+      float32 batches, one per key (each ``[batch, *entry_shape]``), flattened inside in
+      the training run's key order (:class:`~spinup_tf2.envs.dict_obs.DictLayout`); the
+      serving signatures take one named input per key in place of ``x``.
+    - With an action ``scale`` (:class:`~spinup_tf2.envs.action_scale.ActionScale`, bounds
+      of their own per dimension), ``mu`` and ``pi`` give actions in the environment's
+      units, and the critics take them so.
+    """
+
+    def __init__(self, inner, layout=None, scale=None):
         super().__init__(name=inner.name)
         self.variables_to_save = inner.variables_to_save
-        self.inner, self.keys = inner, layout.keys
+        self.inner, self.layout = inner, layout
         self.n_critics = getattr(inner, "n_critics", 2)
-        self.x = {k: tf.TensorSpec([None, *layout.shapes[k]], tf.float32, name=k)
-                  for k in self.keys}
+        self.keys = layout.keys if layout is not None else ()
+        self.x = ({k: tf.TensorSpec([None, *layout.shapes[k]], tf.float32, name=k)
+                   for k in self.keys} if layout is not None else None)
         sizes = {k: int(np.prod(layout.shapes[k])) for k in self.keys}
 
-        def flat(x):  # the training run's vector: each entry flattened, in the layout's order
+        def obs_in(x):  # the training run's vector: each entry flattened, in the layout's order
+            if layout is None:
+                return x
             return tf.concat([tf.reshape(tf.cast(x[k], tf.float32), [-1, sizes[k]])
                               for k in self.keys], axis=-1)
 
-        self.flat = flat
-        names = ["mu", "pi", "initial_state"] + [f"q{i}" for i in range(1, self.n_critics + 1)]
-        for name in [n for n in names if hasattr(inner, n)]:
-            fn = getattr(inner, name)
-            rest = list(fn.input_signature[1:])
-            setattr(self, name, graph_function(_on_flat(fn, flat, len(rest)), [self.x, *rest]))
+        # numpy, so that each function holds them as its own constants (an export too)
+        center, half = ((scale.center.astype(np.float32), scale.half.astype(np.float32))
+                        if scale is not None else (None, None))
+
+        def act_out(out):  # the policy's [-1, 1] in the environment's units
+            if scale is None:
+                return out
+            if isinstance(out, dict):
+                return dict(out, action=center + half * out["action"])
+            if isinstance(out, (tuple, list)):
+                return (center + half * out[0], *out[1:])
+            return center + half * out
+
+        def act_in(a):  # the environment's units in the critics' [-1, 1]
+            return a if scale is None else (a - center) / half
+
+        self.obs_in, self.act_out, self.act_in = obs_in, act_out, act_in
+        for name in ("mu", "pi", "initial_state"):
+            if hasattr(inner, name):
+                fn = getattr(inner, name)
+                post = act_out if name != "initial_state" else (lambda out: out)
+                setattr(self, name, graph_function(
+                    _wrapped(fn, obs_in, post, len(fn.input_signature) - 1),
+                    self._specs(fn.input_signature)))
+        for i in range(1, self.n_critics + 1):
+            fn = getattr(inner, f"q{i}", None)
+            if fn is not None:  # (x, a) or, with memory, (x, state, a)
+                setattr(self, f"q{i}", graph_function(
+                    _wrapped(fn, obs_in, lambda q: q, len(fn.input_signature) - 1, act_in),
+                    self._specs(fn.input_signature)))
+
+    def _specs(self, signature) -> list:
+        """``signature`` with the environment's observation in place of ``x``."""
+        return [self.x if self.x is not None else signature[0], *signature[1:]]
 
     def export_signatures(self) -> dict:
-        """``inner``'s signatures, each taking one named input per key instead of ``x``."""
-        n, signatures = len(self.keys), {}
+        """``inner``'s signatures in the environment's terms: one named input per key of a
+        Dict observation instead of ``x``; actions in the environment's units."""
+        n = len(self.keys) if self.x is not None else 1
+        signatures = {}
         for name, fn in self.inner.export_signatures().items():
-            specs = [self.x[k] for k in self.keys] + list(fn.input_signature[1:])
-            signatures[name] = graph_function(
-                lambda *args, fn=fn: fn(self.flat(dict(zip(self.keys, args[:n]))), *args[n:]),
-                specs)
+            first = [self.x[k] for k in self.keys] if self.x is not None else [
+                fn.input_signature[0]]
+            critic = name.startswith("q")
+
+            def call(*args, fn=fn, critic=critic):
+                x = dict(zip(self.keys, args[:n])) if self.x is not None else args[0]
+                rest = list(args[n:])
+                if critic:
+                    rest[-1] = self.act_in(rest[-1])
+                out = fn(self.obs_in(x), *rest)
+                return out if critic else self.act_out(out)
+
+            signatures[name] = graph_function(call, first + list(fn.input_signature[1:]))
         return signatures
 
 
-def _on_flat(fn: Callable, flat: Callable, n_rest: int) -> Callable:
-    """``(x, *rest) -> fn(flat(x), *rest)`` with exactly ``n_rest`` more arguments (a
-    SavedModel cannot write a function of ``*args`` into its object graph)."""
+def _wrapped(fn: Callable, obs_in: Callable, post: Callable, n_rest: int,
+             act_in: Callable | None = None) -> Callable:
+    """``(x, *rest) -> post(fn(obs_in(x), *rest))`` with exactly ``n_rest`` more arguments,
+    the last one passed through ``act_in`` when given (a critic's action); a SavedModel
+    cannot write a function of ``*args`` into its object graph."""
+    def last(a):
+        return a if act_in is None else act_in(a)
+
     if n_rest == 0:
-        return lambda x: fn(flat(x))
+        return lambda x: post(fn(obs_in(x)))
     if n_rest == 1:
-        return lambda x, b: fn(flat(x), b)
-    return lambda x, b, c: fn(flat(x), b, c)
+        return lambda x, b: post(fn(obs_in(x), last(b)))
+    return lambda x, b, c: post(fn(obs_in(x), b, last(c)))

@@ -231,11 +231,13 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
     Args:
         env_fn : Makes one environment (gymnasium API) per call; SAC makes
-            two, for training and for testing. Observations: a 1-D Box, or
+            two, for training and for testing. Observations: a 1-D Box,
             images, ``Box(0, 255, (H, W, C), uint8)`` (then the pixel
-            actor-critic of :mod:`spinup_tf2.algos.sac.pixels` is the default).
-            Actions: a Box bounded by the same [-a, a] in every dimension, or
-            Discrete (then SAC for discrete actions is used).
+            actor-critic of :mod:`spinup_tf2.algos.sac.pixels` is the default),
+            or a Dict of Boxes (read as one vector, :mod:`spinup_tf2.envs.dict_obs`).
+            Actions: a bounded Box (bounds other than [-a, a] in every
+            dimension are mapped from [-1, 1], :mod:`spinup_tf2.envs.action_scale`),
+            or Discrete (then SAC for discrete actions is used).
 
         actor_critic: Called as ``actor_critic(observation_space,
             action_space, **ac_kwargs)``; returns an object with Keras models
@@ -413,8 +415,10 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     env, test_env = envs.make_env(env_fn), envs.make_env(env_fn)
     layout = envs.dict_layout(env.observation_space)  # a Dict's entries, read as one vector
     obs_space = env.observation_space if layout is None else layout.space
+    scale = envs.action_scale(envs.policy_action_space(env))  # bounds of their own: [-1, 1]
     discrete, obs_dim, act_dim, n_noise = check_spaces(
-        obs_space, envs.policy_action_space(env), normalize_obs)
+        obs_space, envs.policy_action_space(env) if scale is None else scale.space,
+        normalize_obs)
     variant, actor_critic = pick_variant(actor_critic, ac_kwargs, obs_space, discrete)
     # What fails only when stepped, before anything is written; its info says whether the
     # environment reports success (goal tasks: the SuccessRate columns).
@@ -423,15 +427,15 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                                     variant.name, replay_buffer_class) if her else None)
     config["actor_critic"] = actor_critic
     unrecorded = record_env(config, env)
-    videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded, layout)
+    videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded, layout, scale)
 
     n_procs, local_steps_per_epoch, local_start_steps, local_update_after, local_test_episodes \
         = process_shares(steps_per_epoch, start_steps, update_after, num_test_episodes)
     keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
-    env, test_env = (ReplayableEpisodes(env, seed, layout),
-                     ReplayableEpisodes(test_env, seed + 10_000, layout))
+    env, test_env = (ReplayableEpisodes(env, seed, layout, scale),
+                     ReplayableEpisodes(test_env, seed + 10_000, layout, scale))
 
     # Create actor-critic module and target networks (sharing the observation statistics)
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
@@ -439,14 +443,16 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                                       ac_kwargs, normalizer, variant.targets)
     replay_buffer, get_action, saved_model = buffer_agent_and_export(  # memory checked first
         variant, ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete,
-        envs.frame_stack(env), num_envs, replay_buffer_class, n_step, gamma, layout, her_kwargs)
+        envs.frame_stack(env), num_envs, replay_buffer_class, n_step, gamma, layout, her_kwargs,
+        scale)
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
     # What steps: env, or num_envs copies of it (then env only records how they are made).
     collector = env if num_envs == 1 else VectorEpisodes(env_fn, num_envs, vector_mode,
                                                          max_ep_len, seed,
-                                                         envs.stats_attributes(env), layout)
+                                                         envs.stats_attributes(env), layout,
+                                                         scale)
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
@@ -550,7 +556,8 @@ def buffer_agent_and_export(variant: Variant, ac, obs_dim: int | tuple, act_dim:
                             discrete: bool, frame_stack: int = 1, copies: int = 1,
                             replay_buffer_class: Callable | None = None, n_step: int = 1,
                             gamma: float = 0.99, layout: envs.DictLayout | None = None,
-                            her: dict | None = None) -> tuple:
+                            her: dict | None = None, scale: envs.ActionScale | None = None
+                            ) -> tuple:
     """``(replay_buffer, get_action, saved_model)`` for ``ac``, as ``variant`` makes them:
     the replay buffer (``replay_buffer_class(obs_dim, act_dim, replay_size)`` when given;
     the variant's refuses first one that would not fit in memory) fed ``n_step``-step
@@ -558,7 +565,8 @@ def buffer_agent_and_export(variant: Variant, ac, obs_dim: int | tuple, act_dim:
     environment copies), or with ``her`` (:func:`her_buffer_kwargs`) a
     :class:`~spinup_tf2.algos.sac.her.HerReplayBuffer` that makes its n-step returns
     itself; the acting :class:`~spinup_tf2.algos.sac.agent.Agent` and the module
-    ``tf2_save/`` holds (taking Dict observations by key, with a ``layout``)."""
+    ``tf2_save/`` holds (in the environment's terms: Dict observations by key, with a
+    ``layout``; actions in its units, with a ``scale``)."""
     if n_step > 1 and not variant.n_step:
         raise SpinupError(f"sac() got n_step={n_step} with the {variant.name} variant, whose "
                           f"replay buffer keeps its steps in order (frames or windows), not as "
@@ -578,8 +586,8 @@ def buffer_agent_and_export(variant: Variant, ac, obs_dim: int | tuple, act_dim:
         replay_buffer = NStepReturns(replay_buffer, n_step, gamma, copies,
                                      episodes_continue=copies == 1)
     saved_model = variant.export(ac, obs_dim, n_noise)
-    if layout is not None:
-        saved_model = core.DictObservationExport(saved_model, layout)
+    if layout is not None or scale is not None:
+        saved_model = core.EnvironmentExport(saved_model, layout, scale)
     return replay_buffer, variant.agent(ac, rng, n_noise, discrete), saved_model
 
 
