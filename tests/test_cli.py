@@ -237,3 +237,12 @@ def test_nothing_launched_for_bad_env(tmp_path):
     res = cli("sac", "--env", "Pendulum-v1", "Nope-v0", "--data_dir", str(tmp_path))
     assert_clean_error(res, "Nope-v0 is not registered")
     assert "Running experiment" not in res.stdout and os.listdir(tmp_path) == []
+
+
+def test_a_run_that_fails_before_writing_says_nothing_was_written(tmp_path):
+    """The launcher's trailer after a failed run: no 'data written so far' when there is
+    none (here sac() refuses --her on a task without goals, inside the run's process)."""
+    res = cli("sac", "--env", "Pendulum-v1", "--her", "--exp_name", "n", "--data_dir",
+              str(tmp_path), "--epochs", "1")
+    assert res.returncode != 0 and "goal-conditioned" in res.stdout + res.stderr
+    assert "Nothing was written (" in res.stdout and "written so far" not in res.stdout

@@ -2,7 +2,8 @@
 
 - :mod:`~spinup_tf2.envs.platform`: is there a display, which OpenGL renders off-screen,
   is this process hosting environments for another, MuJoCo's noise;
-- :mod:`~spinup_tf2.envs.dict_obs`: Dict observations as one vector;
+- :mod:`~spinup_tf2.envs.dict_obs`: Dict observations as one vector, channels-first and 2-D
+  images as ``(H, W, C)``;
   :mod:`~spinup_tf2.envs.action_scale`: actions with bounds of their own per dimension;
 - :mod:`~spinup_tf2.envs.tasks`: the tasks registered here (the partially observed ``-P``
   tasks, the goal task ``PointReach-v0``) and on demand (DeepMind Control through Shimmy);
@@ -24,7 +25,13 @@ resolve here.
 """
 
 from spinup_tf2.envs.action_scale import ActionScale, action_scale  # noqa: F401
-from spinup_tf2.envs.dict_obs import DictLayout, dict_layout  # noqa: F401
+from spinup_tf2.envs.dict_obs import (  # noqa: F401
+    DictLayout,
+    ImageLayout,
+    dict_layout,
+    image_layout,
+    observation_layout,
+)
 from spinup_tf2.envs.episodes import (  # noqa: F401
     ReplayableEpisodes,
     env_rng_state,

@@ -1,5 +1,8 @@
-"""Dict observations (goal-conditioned robotics: ``observation``, ``achieved_goal``,
-``desired_goal``), as the networks and the replay buffer see them.
+"""Observations the networks read in another layout than the environment gives them:
+Dict observations (goal-conditioned robotics: ``observation``, ``achieved_goal``,
+``desired_goal``) as one vector (:class:`DictLayout`), and images that are channels-first
+or have no channel axis as ``(H, W, C)`` (:class:`ImageLayout`). Both are applied where
+episodes are stepped and inside the saved policy, which takes what the environment gives.
 
 A ``gymnasium.spaces.Dict`` of Box entries is read in the space's own key order (gymnasium
 sorts the keys of a plain dict; an OrderedDict keeps its order), each entry flattened and
@@ -55,6 +58,21 @@ class DictLayout:
         return np.concatenate([np.asarray(obs[k], np.float32).reshape(n, -1)
                                for k in self.keys], axis=1)
 
+    def tf_specs(self) -> dict:
+        """What the saved policy takes: one float32 batch per key."""
+        import tensorflow as tf
+
+        return {k: tf.TensorSpec([None, *self.shapes[k]], tf.float32, name=k)
+                for k in self.keys}
+
+    def tf_flatten(self, x):
+        """:meth:`flatten_batch` in TensorFlow, inside the saved policy."""
+        import tensorflow as tf
+
+        return tf.concat([tf.reshape(tf.cast(x[k], tf.float32),
+                                     [-1, self.slices[k].stop - self.slices[k].start])
+                          for k in self.keys], axis=-1)
+
     def unflatten(self, flat: np.ndarray) -> dict:
         """The dict of a flat vector (or of a batch of them, ``[batch, width]``)."""
         flat = np.asarray(flat)
@@ -88,3 +106,60 @@ def dict_layout(space) -> DictLayout | None:
                 f"only the vector entries with gymnasium.wrappers.FilterObservation; images "
                 f"are read on their own (--pixels), not beside vectors.")
     return DictLayout(space)
+
+
+class ImageLayout:
+    """An image given channels-first ``(C, H, W)`` (gymnasium's frame stacks of grayscale
+    frames, Atari's ``(4, 84, 84)``) or without a channel axis ``(H, W)`` (grayscale), read
+    as ``(H, W, C)``, the pixel actor-critic's layout. Same methods as :class:`DictLayout`.
+    """
+
+    keys = ()
+
+    def __init__(self, space: spaces.Box):
+        self.env_shape = tuple(space.shape)
+        self.channels_first = len(self.env_shape) == 3
+        h, w = self.env_shape[-2:]
+        c = self.env_shape[0] if self.channels_first else 1
+        self.space = spaces.Box(0, 255, (h, w, c), np.uint8)
+
+    def flatten(self, obs) -> np.ndarray:
+        """One image in ``(H, W, C)``."""
+        obs = np.asarray(obs, np.uint8)
+        return np.moveaxis(obs, 0, -1) if self.channels_first else obs[..., None]
+
+    def flatten_batch(self, obs) -> np.ndarray:
+        """A batch of images in ``(N, H, W, C)``."""
+        obs = np.asarray(obs, np.uint8)
+        return np.moveaxis(obs, 1, -1) if self.channels_first else obs[..., None]
+
+    def tf_specs(self):
+        """What the saved policy takes: uint8 images as the environment gives them."""
+        import tensorflow as tf
+
+        return tf.TensorSpec([None, *self.env_shape], tf.uint8, name="x")
+
+    def tf_flatten(self, x):
+        """:meth:`flatten_batch` in TensorFlow, inside the saved policy."""
+        import tensorflow as tf
+
+        return tf.transpose(x, [0, 2, 3, 1]) if self.channels_first else x[..., None]
+
+
+def image_layout(space) -> ImageLayout | None:
+    """The :class:`ImageLayout` of uint8 images in [0, 255] that are 2-D ``(H, W)``, or 3-D
+    with a first axis of at most 16 and the other two larger than 16 (channels-first); None
+    for any other space (channels-last images are read as they are)."""
+    if not (isinstance(space, spaces.Box) and space.dtype == np.uint8
+            and bool(np.all(space.low == 0)) and bool(np.all(space.high == 255))):
+        return None
+    shape = space.shape
+    if len(shape) == 2 or (len(shape) == 3 and shape[0] <= 16 < min(shape[1], shape[2])):
+        return ImageLayout(space)
+    return None
+
+
+def observation_layout(space) -> DictLayout | ImageLayout | None:
+    """The layout the networks read ``space`` in, when it is not the space itself: a
+    Dict's (:func:`dict_layout`), a channels-first or 2-D image's (:func:`image_layout`)."""
+    return dict_layout(space) or image_layout(space)

@@ -78,14 +78,25 @@ def run_and_report(cmd: list, output_dir: str) -> None:
     line = "=" * DIV_LINE_WIDTH
     if returncode != 0:
         print("\n" * 3 + line + "\n\nThere appears to have been an error in your experiment.\n\n"
-              "Check the message above to see what happened. The data written so far (if any) "
-              f"is in:\n\n    {output_dir}\n\n" + line + "\n" * 3)
+              f"Check the message above to see what happened. {what_was_written(output_dir)}"
+              "\n\n" + line + "\n" * 3)
         raise subprocess.CalledProcessError(returncode, cmd[:2])
 
     plot_cmd = colorize("python -m spinup_tf2.run plot " + output_dir, "green")
     test_cmd = colorize("python -m spinup_tf2.run test_policy " + output_dir, "green")
     print("\n" * 5 + line + "\nEnd of experiment.\n\n\nPlot results from this run with:\n\n"
           f"{plot_cmd}\n\n\nWatch the trained agent with:\n\n{test_cmd}\n\n\n" + line + "\n" * 5)
+
+
+def what_was_written(output_dir: str) -> str:
+    """Where a stopped run's data is (and that ``--resume`` continues it, when it left a
+    training checkpoint), or that it wrote nothing: the sentence the launcher prints."""
+    if not osp.isdir(output_dir) or not os.listdir(output_dir):
+        return f"Nothing was written ({output_dir} holds nothing)."
+    if osp.isdir(osp.join(output_dir, rundir.TRAIN_STATE)):
+        return (f"The data written so far is in {output_dir}; the same command with --resume "
+                f"continues the run from its last checkpoint.")
+    return f"The data written so far is in {output_dir}."
 
 
 def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
@@ -232,8 +243,8 @@ def run_parallel(jobs: list[Job], parallel: int) -> None:
                 proc.wait()
             log.close()
             remove_payload(proc.args)
-            print(colorize(f"Interrupted. The data written so far is in {out}", "yellow",
-                           bold=True), flush=True)
+            print(colorize(f"Interrupted. {what_was_written(out)}", "yellow", bold=True),
+                  flush=True)
         raise
     if failed:
         raise subprocess.CalledProcessError(1, f"runs {', '.join(failed)}")
@@ -263,8 +274,8 @@ def run_child(cmd: list, output_dir: str) -> int:
             proc.wait()
         finally:
             signal.signal(signal.SIGINT, handler)
-        print(colorize("\nInterrupted. The data written so far is in %s" % output_dir, "yellow",
-                       bold=True), flush=True)
+        print(colorize(f"\nInterrupted. {what_was_written(output_dir)}", "yellow", bold=True),
+              flush=True)
         raise
     finally:
         remove_payload(cmd)

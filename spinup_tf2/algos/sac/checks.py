@@ -396,8 +396,9 @@ def check_spaces(observation_space, action_space, normalize_obs: bool = False) -
         raise SpinupError(
             f"sac() needs 1-D (gymnasium.spaces.Box) observations for its MLP networks, but this "
             f"environment's observation space is {observation_space}. Flatten it with "
-            f"gymnasium.wrappers.FlattenObservation(env); images must be "
-            f"Box(0, 255, (height, width, channels), uint8), frames stacked on the channels "
+            f"gymnasium.wrappers.FlattenObservation(env); images must be uint8 in [0, 255], "
+            f"Box(0, 255, (height, width, channels), uint8) with frames stacked on the "
+            f"channels, or channels-first (channels, height, width), or (height, width) "
             f"(--pixels makes them from any environment that renders).")
     discrete = isinstance(action_space, spaces.Discrete)
     act_dim = 1 if discrete else action_space.shape[0]

@@ -517,7 +517,9 @@ class EnvironmentExport(tf.Module):
     - With the ``layout`` of a Dict observation space, the observation ``x`` is a dict of
       float32 batches, one per key (each ``[batch, *entry_shape]``), flattened inside in
       the training run's key order (:class:`~spinup_tf2.envs.dict_obs.DictLayout`); the
-      serving signatures take one named input per key in place of ``x``.
+      serving signatures take one named input per key in place of ``x``. With an
+      :class:`~spinup_tf2.envs.dict_obs.ImageLayout`, ``x`` is a batch of images as the
+      environment gives them (channels-first, or without a channel axis).
     - With an action ``scale`` (:class:`~spinup_tf2.envs.action_scale.ActionScale`, bounds
       of their own per dimension), ``mu`` and ``pi`` give actions in the environment's
       units, and the critics take them so.
@@ -528,16 +530,11 @@ class EnvironmentExport(tf.Module):
         self.variables_to_save = inner.variables_to_save
         self.inner, self.layout = inner, layout
         self.n_critics = getattr(inner, "n_critics", 2)
-        self.keys = layout.keys if layout is not None else ()
-        self.x = ({k: tf.TensorSpec([None, *layout.shapes[k]], tf.float32, name=k)
-                   for k in self.keys} if layout is not None else None)
-        sizes = {k: int(np.prod(layout.shapes[k])) for k in self.keys}
+        self.x = layout.tf_specs() if layout is not None else None
+        self.keys = tuple(self.x) if isinstance(self.x, dict) else ()
 
-        def obs_in(x):  # the training run's vector: each entry flattened, in the layout's order
-            if layout is None:
-                return x
-            return tf.concat([tf.reshape(tf.cast(x[k], tf.float32), [-1, sizes[k]])
-                              for k in self.keys], axis=-1)
+        def obs_in(x):  # the observation in the networks' layout
+            return x if layout is None else layout.tf_flatten(x)
 
         # numpy, so that each function holds them as its own constants (an export too)
         center, half = ((scale.center.astype(np.float32), scale.half.astype(np.float32))
@@ -577,15 +574,16 @@ class EnvironmentExport(tf.Module):
     def export_signatures(self) -> dict:
         """``inner``'s signatures in the environment's terms: one named input per key of a
         Dict observation instead of ``x``; actions in the environment's units."""
-        n = len(self.keys) if self.x is not None else 1
+        keyed = isinstance(self.x, dict)
+        n = len(self.keys) if keyed else 1
         signatures = {}
         for name, fn in self.inner.export_signatures().items():
-            first = [self.x[k] for k in self.keys] if self.x is not None else [
-                fn.input_signature[0]]
+            first = ([self.x[k] for k in self.keys] if keyed else
+                     [self.x if self.x is not None else fn.input_signature[0]])
             critic = name.startswith("q")
 
             def call(*args, fn=fn, critic=critic):
-                x = dict(zip(self.keys, args[:n])) if self.x is not None else args[0]
+                x = dict(zip(self.keys, args[:n])) if keyed else args[0]
                 rest = list(args[n:])
                 if critic:
                     rest[-1] = self.act_in(rest[-1])

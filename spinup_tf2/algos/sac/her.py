@@ -59,7 +59,7 @@ def check_her(layout, env, variant_name: str) -> None:
     keys = layout.keys if layout is not None else ()
     missing = [k for k in GOAL_KEYS if k not in keys]
     if missing or not callable(getattr(env.unwrapped, "compute_reward", None)):
-        what = (f"observations {env.observation_space}" if layout is None else
+        what = (f"observations {env.observation_space}" if not keys else
                 f"a Dict observation with the keys {list(keys)}")
         raise SpinupError(
             f"her=True relabels goals, so it needs a goal-conditioned environment: a Dict "
