@@ -123,6 +123,45 @@ def run_sb3(seed: int, out: str) -> None:
     progress.close()
 
 
+def speed_ours(seed: int, steps: int) -> float:
+    """Environment steps per second here, one update per step, over the ``steps - 1000``
+    steps after 1,000 random ones (from the end of the first epoch to the end of the one
+    before the last, whose save is left out; no test episodes)."""
+    import tempfile
+
+    import pandas as pd
+
+    from spinup_tf2 import sac
+
+    s = SETTINGS
+    out = tempfile.mkdtemp()
+    sac(make_env, seed=seed, epochs=steps // 1000 + 1, steps_per_epoch=1000, her=True,
+        gamma=s["gamma"], lr=s["lr"], polyak=s["polyak"], batch_size=s["batch_size"],
+        ac_kwargs=dict(hidden_sizes=s["hidden"]), alpha="auto", start_steps=1000,
+        update_after=1000, num_test_episodes=0, max_ep_len=50, save_freq=10_000,
+        logger_kwargs=dict(output_dir=out))
+    t = pd.read_csv(osp.join(out, "progress.txt"), sep="\t")["Time"]
+    return (steps - 1000) / float(t.iloc[-2] - t.iloc[0])
+
+
+def speed_sb3(seed: int, steps: int) -> float:
+    """SB3's environment steps per second, one update per step, over the ``steps - 1000``
+    steps after 1,000 random ones."""
+    from stable_baselines3 import SAC, HerReplayBuffer
+
+    s = SETTINGS
+    model = SAC("MultiInputPolicy", make_env(), learning_rate=s["lr"], learning_starts=1000,
+                batch_size=s["batch_size"], tau=1.0 - s["polyak"], gamma=s["gamma"],
+                buffer_size=s["replay_size"], replay_buffer_class=HerReplayBuffer,
+                replay_buffer_kwargs=dict(n_sampled_goal=s["n_sampled_goal"],
+                                          goal_selection_strategy=s["strategy"]),
+                policy_kwargs=dict(net_arch=list(s["hidden"])), seed=seed, verbose=0)
+    model.learn(1000)
+    start = time.time()
+    model.learn(steps - 1000, reset_num_timesteps=False)
+    return (steps - 1000) / (time.time() - start)
+
+
 def table() -> str:
     """Markdown: each finished pair's success at 50k, 100k and 200k steps and its time."""
     import pandas as pd
@@ -148,7 +187,31 @@ def main() -> int:
     p.add_argument("--only", choices=["ours", "sb3"])
     p.add_argument("--table", action="store_true")
     p.add_argument("--run", nargs=2, metavar=("WHO", "SEED"), help=argparse.SUPPRESS)
+    p.add_argument("--speed", type=int, metavar="REPEATS",
+                   help="time 3,000 steps with updates of each library, alternating, REPEATS "
+                        "times (fresh processes), and print env steps/s and their ratio")
+    p.add_argument("--speed_one", nargs=2, help=argparse.SUPPRESS)
     a = p.parse_args()
+    if a.speed_one:
+        who = a.speed_one[0]
+        run = speed_ours if who == "ours" else speed_sb3
+        print("STEPS_PER_S", run(int(a.speed_one[1]), 4000))
+        return 0
+    if a.speed:
+        import statistics
+
+        rates = {"ours": [], "sb3": []}
+        for i in range(a.speed):
+            for who in rates:
+                res = subprocess.run([sys.executable, __file__, "--speed_one", who, str(i)],
+                                     capture_output=True, text=True, check=True)
+                rates[who].append(float(res.stdout.split("STEPS_PER_S")[-1]))
+                print(f"{who} repeat {i}: {rates[who][-1]:.1f} env steps/s", flush=True)
+        med = {k: statistics.median(v) for k, v in rates.items()}
+        print(f"median env steps/s with one update per step on {ENV}: spinup_tf2 "
+              f"{med['ours']:.1f}, Stable-Baselines3 {med['sb3']:.1f}; ratio "
+              f"{med['ours'] / med['sb3']:.2f}x (repeats: {rates})")
+        return 0
     if a.table:
         print(table())
         return 0
