@@ -44,14 +44,8 @@ SETTINGS = dict(gamma=0.95, lr=1e-3, polyak=0.95, batch_size=256, hidden=(256, 2
                 start_steps=1000, replay_size=1_000_000, n_sampled_goal=4, strategy="future")
 COLUMNS = ["Epoch", "TotalEnvInteracts", "AverageTestEpRet", "TestSuccessRate", "Time"]
 
-
-def rows_done(run_dir: str) -> int:
-    """Epoch rows in a run's progress.txt (0 if none)."""
-    path = osp.join(run_dir, "progress.txt")
-    if not osp.exists(path):
-        return 0
-    with open(path) as f:
-        return max(0, sum(1 for _ in f) - 1)
+sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
+from learning import epochs_done  # noqa: E402  (this folder's learning benchmark)
 
 
 def make_env():
@@ -171,7 +165,7 @@ def table() -> str:
     for who in ("ours", "sb3"):
         for seed in SEEDS:
             path = osp.join(OUT, f"{who}_s{seed}", "progress.txt")
-            if rows_done(osp.dirname(path)) < EPOCHS:
+            if epochs_done(osp.dirname(path)) < EPOCHS:
                 continue
             df = pd.read_csv(path, sep="\t").set_index("TotalEnvInteracts")
             cells = [f"{df.loc[n, 'TestSuccessRate']:.2f}" for n in (50_000, 100_000, 200_000)]
@@ -222,7 +216,7 @@ def main() -> int:
     for seed in a.seed:
         for who in ("ours", "sb3"):
             out = osp.join(OUT, f"{who}_s{seed}")
-            if (a.only and who != a.only) or rows_done(out) >= EPOCHS:
+            if (a.only and who != a.only) or epochs_done(out) >= EPOCHS:
                 continue
             print(f"running {who} seed {seed} -> {out}", flush=True)
             subprocess.run([sys.executable, __file__, "--run", who, str(seed)], check=True)
