@@ -78,7 +78,8 @@ SAC_ARGS = (
 
 LAUNCHER_ARGS = (
     Arg("env_name", "str", where="launcher",
-        help="--env NAME: the gymnasium id to train on (several make a grid)."),
+        help="--env NAME: the gymnasium id to train on (several make a grid; package:EnvId "
+             "imports the package that registers it)."),
     Arg("env_kwargs", "dict", where="launcher", since="0.2",
         help="--env_kwargs:key VALUE: gymnasium.make's keyword arguments."),
     Arg("exp_name", "str", where="launcher",

@@ -71,9 +71,8 @@ def test_same_seed_same_numbers_and_episode_returns(tmp_path):
     assert {float(row["MaxEpRet"]) for row in table} <= {3.0, 6.0, 10.0}
 
 
-def test_num_envs_must_divide_what_counts_transitions(tmp_path):
+def test_num_envs_must_divide_the_epoch(tmp_path):
     for kwargs, words in [(dict(num_envs=7), "steps_per_epoch=120 with num_envs=7"),
-                          (dict(num_envs=4, update_every=6), "update_every=6 with num_envs=4"),
                           (dict(num_envs=0), "num_envs=0"),
                           (dict(vector_mode="threads"), "vector_mode='threads'")]:
         with pytest.raises(SpinupError, match=words.replace("(", r"\(")):
@@ -106,3 +105,31 @@ def test_num_envs_under_mpi(tmp_path, capfd):
 
     (row,) = rows(str(tmp_path / "vm" / "vm_s0"))[1]
     assert row["TotalEnvInteracts"] == "400"
+
+
+@pytest.mark.parametrize("num_envs, update_every", [(1, 50), (2, 50), (4, 50), (8, 50),
+                                                     (16, 50), (3, 6), (4, 6), (64, 50)])
+def test_blocks_of_updates_keep_one_update_per_transition_with_any_copies(num_envs,
+                                                                         update_every):
+    """update_every need not be a multiple of num_envs: a block comes with each step that
+    passes a multiple of it (several, if the step passes several), so every epoch of a
+    multiple of num_envs transitions gets one update per transition, and copies that
+    divide update_every get their blocks where t % update_every == 0, as before."""
+    from spinup_tf2.algos.sac.sac import update_blocks
+
+    steps = 32 * num_envs * update_every  # whole vector steps, and whole blocks
+    blocks = [update_blocks(t, num_envs, update_every) for t in range(0, steps, num_envs)]
+    assert sum(blocks) * update_every == steps
+    if update_every % num_envs == 0:
+        assert blocks == [int(t % update_every == 0)
+                                       for t in range(0, steps, num_envs)]
+
+
+def test_four_copies_run_with_the_default_update_every(tmp_path):
+    """--num_envs 4 alone (update_every=50, not a multiple of 4) is a run, not a refusal."""
+    out = str(tmp_path / "run")
+    sac(Steps, **dict(TINY, update_every=50, steps_per_epoch=200), num_envs=4,
+        logger_kwargs=dict(output_dir=out))
+    from helpers import rows
+
+    assert [r["TotalEnvInteracts"] for r in rows(out)[1]] == ["200", "400"]

@@ -144,9 +144,9 @@ def check_sac_args(args: dict):
          f"process) or 'async' (each in its own process).")
     # Each MPI process steps num_envs copies through its share of an epoch.
     n_procs = num_procs()
+    # (update_every need not be: a block comes with the step that passes each multiple.)
     for name, per_process, unit in (("steps_per_epoch", args["steps_per_epoch"] // n_procs,
-                                      num_envs * n_procs),
-                                     ("update_every", args["update_every"], num_envs)):
+                                      num_envs * n_procs),):
         need(per_process % num_envs == 0,
              f"sac() got {name}={args[name]} with num_envs={num_envs}"
              + (f" over {n_procs} MPI processes ({per_process} each)" if n_procs > 1 else "")

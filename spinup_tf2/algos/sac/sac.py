@@ -367,10 +367,11 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         num_envs (int): Copies of the environment stepping at once (gymnasium's
             vector API); ``steps_per_epoch``, ``start_steps``, ``update_after``
             and ``update_every`` still count transitions, so ``steps_per_epoch``
-            and ``update_every`` must be multiples of it (``steps_per_epoch``
-            of it times the MPI processes). 1 (the default) runs
-            exactly as before. A resumed run with several copies starts new
-            episodes in them.
+            must be a multiple of it (of it times the MPI processes); a block of
+            updates comes with the step that passes each multiple of
+            ``update_every`` (so 50 takes 2, 4, 8, 16 copies alike). 1 (the
+            default) runs exactly as before. A resumed run with several copies
+            starts new episodes in them.
 
         vector_mode (str): ``'sync'`` (the copies step one after another in
             this process) or ``'async'`` (each in its own process: for slow
@@ -533,12 +534,13 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
                 get_action.reset()
 
         # Update handling: update_every * updates_per_step updates in one compiled call
-        if t >= local_update_after and t % update_every == 0:
+        blocks = update_blocks(t, num_envs, update_every)
+        if t >= local_update_after and blocks:
             if normalizer is not None:
                 normalizer.update()  # with the observations since the last block
             info = run_updates(update_block, replay_buffer, batch_size, rng,
-                               update_every * updates_per_step, 0 if discrete else act_dim, ac,
-                               variant)
+                               blocks * update_every * updates_per_step,
+                               0 if discrete else act_dim, ac, variant)
             check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
             logger.store(**info)
             get_action.refresh()
@@ -604,6 +606,14 @@ def her_buffer_kwargs(layout: envs.DictLayout | None, env, strategy: str, n_samp
     check_her(layout, env, variant_name)
     return dict(layout=layout, compute_reward=goal_reward_fn(env), n_sampled_goal=n_sampled_goal,
                 goal_selection_strategy=strategy)
+
+
+def update_blocks(t: int, num_envs: int, update_every: int) -> int:
+    """Blocks of updates due after the step that stores transitions ``t`` to
+    ``t + num_envs - 1``: how many multiples of ``update_every`` that step passes (one per
+    ``update_every`` transitions on average, whatever the copies; with one copy, or copies
+    that divide ``update_every``, exactly when ``t % update_every == 0``)."""
+    return (t + num_envs - 1) // update_every - (t - 1) // update_every
 
 
 def process_shares(steps_per_epoch: int, start_steps: int, update_after: int,
