@@ -6,6 +6,7 @@ A leaf: nothing here imports the rest of the package.
 from __future__ import annotations
 
 import importlib.util
+import os
 import signal
 import sys
 from typing import Callable
@@ -19,9 +20,21 @@ class SpinupError(ValueError):
     and what would be accepted. The command line prints it without a traceback."""
 
 
+def color_enabled() -> bool:
+    """Whether output gets colour codes: when stdout is a terminal, or ``FORCE_COLOR`` is
+    set (the launcher sets it for the MPI ranks of a command run in a terminal); never with
+    ``NO_COLOR`` (no-color.org). A log file or a pipe gets plain text."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+
+
 def colorize(string: str, color: str, bold: bool = False, highlight: bool = False) -> str:
     """``string`` wrapped in the ANSI escape codes for ``color`` (see
-    ``color2num``), optionally bold and/or as a background highlight."""
+    ``color2num``), optionally bold and/or as a background highlight; ``string`` as it is
+    where the codes would not show (:func:`color_enabled`)."""
+    if not color_enabled():
+        return string
     attr = []
     num = color2num[color]
     if highlight:

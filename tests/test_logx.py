@@ -111,9 +111,17 @@ def test_no_file_mode_writes_nothing(tmp_path, capsys):
     assert "AverageX" in capsys.readouterr().out
 
 
-def test_colorize():
+def test_colorize_only_where_colour_shows(monkeypatch):
+    """Spinning Up's codes on a terminal (FORCE_COLOR stands for one here); plain text into
+    a file or a pipe, as pytest's capture is, and with NO_COLOR."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    assert colorize("hi", "green", bold=True) == "hi"  # stdout is not a terminal here
+    monkeypatch.setenv("FORCE_COLOR", "1")
     assert colorize("hi", "green", bold=True) == "\x1b[32;1mhi\x1b[0m"
     assert colorize("hi", "red", highlight=True) == "\x1b[41mhi\x1b[0m"
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert colorize("hi", "green") == "hi"
 
 
 def test_a_new_output_is_one_class_and_gets_every_row(tmp_path):

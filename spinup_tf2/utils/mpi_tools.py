@@ -60,6 +60,8 @@ def mpi_fork(n: int) -> None:
             f"(mpi4py plus the mpich package, which provides mpirun).")
     env = os.environ.copy()
     env.update(MKL_NUM_THREADS="1", OMP_NUM_THREADS="1", IN_MPI="1")
+    if sys.stdout.isatty():  # the ranks print through mpirun's pipes to this terminal
+        env.setdefault("FORCE_COLOR", "1")
     args = [mpirun, "-np", str(n), sys.executable] + sys.argv
     from spinup_tf2.lifetime import die_with_parent
 
