@@ -63,6 +63,7 @@ from spinup_tf2.envs.recording import (  # noqa: F401
     make,
     make_env,
     make_named,
+    network_spaces,
     policy_action_space,
     read_state,
     record,

@@ -21,6 +21,8 @@ import gymnasium as gym
 from gymnasium.error import DependencyNotInstalled
 
 from spinup_tf2 import rundir
+from spinup_tf2.envs.action_scale import action_scale
+from spinup_tf2.envs.dict_obs import observation_layout
 from spinup_tf2.envs.pixels import pixel_options
 from spinup_tf2.envs.platform import quiet_mujoco
 from spinup_tf2.envs.tasks import ensure_registered
@@ -118,6 +120,19 @@ def policy_action_space(env):
             if isinstance(layer, ClipAction):
                 return layer.env.action_space
     return space
+
+
+def network_spaces(env) -> tuple:
+    """``(layout, scale, observation_space, action_space)``: how the networks see ``env``.
+    ``layout`` reads a Dict as one vector and channels-first or 2-D images as ``(H, W, C)``
+    (:func:`~spinup_tf2.envs.dict_obs.observation_layout`); ``scale`` maps ``[-1, 1]`` onto
+    Box bounds of their own (:func:`~spinup_tf2.envs.action_scale.action_scale`); each is
+    None where the environment's own space serves, and the spaces are those the networks
+    take."""
+    layout = observation_layout(env.observation_space)
+    scale = action_scale(policy_action_space(env))
+    return (layout, scale, env.observation_space if layout is None else layout.space,
+            policy_action_space(env) if scale is None else scale.space)
 
 
 def _chain(env):

@@ -414,13 +414,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     alpha, tuner_args = check_sac_args(config)
     logger_kwargs, overwrite, video_freq = run_settings(config, note=True, settle=True)
     env, test_env = envs.make_env(env_fn), envs.make_env(env_fn)
-    # A Dict's entries read as one vector; channels-first or 2-D images as (H, W, C).
-    layout = envs.observation_layout(env.observation_space)
-    obs_space = env.observation_space if layout is None else layout.space
-    scale = envs.action_scale(envs.policy_action_space(env))  # bounds of their own: [-1, 1]
-    discrete, obs_dim, act_dim, n_noise = check_spaces(
-        obs_space, envs.policy_action_space(env) if scale is None else scale.space,
-        normalize_obs)
+    layout, scale, obs_space, act_space = envs.network_spaces(env)
+    discrete, obs_dim, act_dim, n_noise = check_spaces(obs_space, act_space, normalize_obs)
     variant, actor_critic = pick_variant(actor_critic, ac_kwargs, obs_space, discrete)
     # What fails only when stepped, before anything is written; its info says whether the
     # environment reports success (goal tasks: the SuccessRate columns).
