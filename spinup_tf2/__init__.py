@@ -1,8 +1,9 @@
 """spinup_tf2: OpenAI Spinning Up's Soft Actor-Critic in TensorFlow 2 / Keras 3.
 
 ``from spinup_tf2 import sac`` (also ``sac_tf2``), ``crossq``, ``tqc``, ``droq``, ``redq``,
-``EpochLogger``, ``Logger``, ``ExperimentGrid``. The names load on first use, so that the
-command line can check its arguments before paying for TensorFlow's import.
+``EpochLogger``, ``Logger``, ``ExperimentGrid``, ``tune`` (a hyperparameter study). The
+names load on first use, so that the command line can check its arguments before paying for
+TensorFlow's import.
 """
 
 import importlib
@@ -19,6 +20,7 @@ _EXPORTS = {
     "EpochLogger": ("spinup_tf2.utils.logx", "EpochLogger"),
     "Logger": ("spinup_tf2.utils.logx", "Logger"),
     "ExperimentGrid": ("spinup_tf2.utils.run_utils", "ExperimentGrid"),
+    "tune": ("spinup_tf2.launch.tune", "tune"),
 }
 
 __all__ = list(_EXPORTS) + ["tf_version", "__version__"]

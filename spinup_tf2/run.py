@@ -1,11 +1,12 @@
 """The command line: ``python -m spinup_tf2.run CMD [ARGS...]``.
 
 ``CMD`` is ``sac`` / ``sac_tf2``, ``crossq`` / ``crossq_tf2``, ``tqc`` / ``tqc_tf2``,
-``droq`` / ``droq_tf2`` or ``redq`` / ``redq_tf2`` (launch a grid of experiments), ``plot``,
-``test_policy`` or ``export``. Flags follow Spinning Up's grammar
-(:mod:`spinup_tf2.launch.flags`). A command's module is imported only when it runs, so
-launching SAC imports neither pandas nor matplotlib (nor TensorFlow: the experiment's own
-process does), and every command ends through :func:`spinup_tf2.errors.cli_main`.
+``droq`` / ``droq_tf2`` or ``redq`` / ``redq_tf2`` (launch a grid of experiments), ``tune``
+(a hyperparameter study) and ``tune_report``, ``plot``, ``test_policy`` or ``export``.
+Flags follow Spinning Up's grammar (:mod:`spinup_tf2.launch.flags`). A command's module is
+imported only when it runs, so launching SAC imports neither pandas nor matplotlib (nor
+TensorFlow: the experiment's own process does), and every command ends through
+:func:`spinup_tf2.errors.cli_main`.
 """
 
 from __future__ import annotations
@@ -222,6 +223,8 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "plot": _lazy("spinup_tf2.utils.plot"),
     "test_policy": _lazy("spinup_tf2.utils.test_policy"),
     "export": _lazy("spinup_tf2.policy.export"),
+    "tune": _lazy("spinup_tf2.launch.tune"),
+    "tune_report": _lazy("spinup_tf2.utils.tune_report"),
 }
 VALID_CMDS = list(COMMANDS)
 

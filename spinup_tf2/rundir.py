@@ -267,7 +267,7 @@ def read_progress(run_dir: str):
     import pandas as pd
 
     path = osp.join(run_dir, PROGRESS)
-    header, rows, skipped = _progress_lines(path)
+    header, rows, skipped = progress_lines(path)
     if not header.strip():  # no header yet: the first row writes it
         return pd.DataFrame()
     for where, why in skipped:
@@ -275,8 +275,9 @@ def read_progress(run_dir: str):
     return pd.read_table(io.StringIO("\n".join([header] + rows) + "\n"))
 
 
-def _progress_lines(path: str) -> tuple[str, list[str], list[tuple[str, str]]]:
-    """``(header, whole rows, [(where, why) for each skipped line])``."""
+def progress_lines(path: str) -> tuple[str, list[str], list[tuple[str, str]]]:
+    """A progress.txt's ``(header, whole rows, [(where, why) for each skipped line])``,
+    read without pandas (a study's trials poll their runs' rows with it)."""
     check_file(path)
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
@@ -357,7 +358,7 @@ def check_tree(folder: str, limit: int = MAX_SAVE_BYTES) -> None:
 def progress_rows(run_dir: str) -> int:
     """How many whole rows progress.txt holds (0 without the file)."""
     try:
-        return len(_progress_lines(osp.join(run_dir, PROGRESS))[1])
+        return len(progress_lines(osp.join(run_dir, PROGRESS))[1])
     except (OSError, UnicodeDecodeError, SpinupError):
         return 0
 

@@ -26,6 +26,7 @@ log; the others go on.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
@@ -64,6 +65,25 @@ def run_on_ray(jobs: list, num_cpu: int, address: str | None = None) -> None:
     filesystem). Prints a line as each variant starts and ends, and a summary;
     raises CalledProcessError naming the failed variants after all have ended.
     """
+    with connect(address) as (ray, cpus, cluster):
+        check_cpus_per_task(cpus, num_cpu, "num_cpu={num_cpu} (--cpu)".format(num_cpu=num_cpu))
+        print(f"{cluster}; {len(jobs)} variant(s) of {num_cpu} CPU(s) each.", flush=True)
+        _sweep(ray, jobs, num_cpu)
+
+
+def check_cpus_per_task(cpus: list, need: int, what: str) -> None:
+    """Refuse tasks of ``need`` CPUs that no node (``cpus``: each live node's) can run."""
+    if need > max(cpus, default=0):
+        raise SpinupError(f"{what} is more than any node of the Ray cluster has (CPUs per "
+                          f"node: {sorted(cpus)}); nothing was launched. Give "
+                          f"{int(max(cpus, default=1))} or less.")
+
+
+@contextlib.contextmanager
+def connect(address: str | None = None):
+    """Join the Ray cluster at ``address`` (or ``RAY_ADDRESS``; without either, start a
+    local one) and yield ``(ray, CPUs of each live node, a line naming the cluster)``; leave
+    it after."""
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address is None or address.split(":")[0] in ("127.0.0.1", "localhost"):
         # A one-machine cluster: keep Ray on the loopback interface. (Ray otherwise
@@ -92,14 +112,9 @@ def run_on_ray(jobs: list, num_cpu: int, address: str | None = None) -> None:
                           f"if not, set RAY_AUTH_MODE=disabled.") from None
     try:
         cpus = [n["Resources"].get("CPU", 0) for n in ray.nodes() if n["Alive"]]
-        if num_cpu > max(cpus, default=0):
-            raise SpinupError(f"num_cpu={num_cpu} (--cpu) is more than any node of the Ray "
-                              f"cluster has (CPUs per node: {sorted(cpus)}); nothing was "
-                              f"launched. Give --cpu {int(max(cpus, default=1))} or less.")
-        print(f"Ray cluster {'at ' + address if address else '(local, started for the sweep)'}"
-              f": {len(cpus)} node(s), {int(sum(cpus))} CPUs; {len(jobs)} variant(s) of "
-              f"{num_cpu} CPU(s) each.", flush=True)
-        _sweep(ray, jobs, num_cpu)
+        yield ray, cpus, (f"Ray cluster {'at ' + address if address else '(local, started '}"
+                          f"{'' if address else 'for the sweep)'}: {len(cpus)} node(s), "
+                          f"{int(sum(cpus))} CPUs")
     finally:
         ray.shutdown()
 
