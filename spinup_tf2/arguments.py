@@ -112,6 +112,35 @@ LAUNCHER_ARGS = (
         help="--ray_worker_dir DIR: where Ray's workers write runs."),
 )
 
+# tune's own flags (python -m spinup_tf2.run tune ALGO ...); it also takes --exp_name (the
+# study's name) and the run-level flags above but --datestamp and --ray_worker_dir.
+TUNE_ARGS = (
+    Arg("trials", "int", 20, low=1, where="tune", help="--trials N: trials in the study in all."),
+    Arg("objective", "str", "AverageTestEpRet", where="tune",
+        help="--objective COLUMN: the progress.txt column a trial is scored by."),
+    Arg("objective_epochs", "int", 5, low=1, where="tune",
+        help="--objective_epochs K: a run's score is the column's mean over its last K "
+             "epochs."),
+    Arg("direction", "str", "maximize", where="tune",
+        help="--direction maximize|minimize: which way the objective is better."),
+    Arg("pruner", "str", "median", where="tune",
+        help="--pruner median|percentile|halving|none: stops trials early (after each "
+             "epoch)."),
+    Arg("pruner_kwargs", "dict", {}, where="tune",
+        help="--pruner_kwargs:NAME VALUE: the Optuna pruner's arguments (steps are epochs)."),
+    Arg("sampler_kwargs", "dict", {}, where="tune",
+        help="--sampler_kwargs:NAME VALUE: Optuna's TPESampler's arguments."),
+    Arg("sampler_seed", "int", 0, low=0, where="tune",
+        help="--sampler_seed N: seeds the sampler (with each trial's number)."),
+    Arg("target_scores", "dict", {}, where="tune",
+        help="--target_scores:ENV [LOW,HIGH]: scale ENV's scores to 0..1 before averaging."),
+    Arg("storage", "str", where="tune",
+        help="--storage PATH|URL: the study's journal file or database (default "
+             "data/<exp_name>/study.journal)."),
+    Arg("resume", "bool", False, where="tune",
+        help="--resume: continue the study (or join it from another driver)."),
+)
+
 # The simple checks: (name, smallest value) of sac()'s whole-number arguments.
 WHOLE_NUMBERS = tuple((a.name, a.low) for a in SAC_ARGS if a.kind == "int" and a.low is not None)
 # The resume comparison: what a resumed call may change (and config.json's keys that are
@@ -126,6 +155,19 @@ PIXEL_OPTIONS = {a.name: a.default for a in LAUNCHER_ARGS if a.where == "pixels"
 PIXEL_BOUNDS = {a.name: (a.low, a.high) for a in LAUNCHER_ARGS if a.where == "pixels"}
 STRING_KEYS = frozenset(a.name for a in LAUNCHER_ARGS if a.kind == "str")
 RUN_KEYS = [a.name for a in LAUNCHER_ARGS if a.where == "run"]
+
+
+def tune_help() -> str:
+    """tune's flags, one line each (with its default), then the launcher's flags it shares."""
+    shared = [a for a in LAUNCHER_ARGS if a.where == "run"
+              and a.name not in ("datestamp", "ray_worker_dir", "parallel", "backend")]
+    lines = [a.help + ("" if a.default is None or a.default is False or a.default == {}
+                       else f" Default: {a.default}.") for a in TUNE_ARGS]
+    lines += ["--exp_name NAME: the study's name and folder. Default: tune_<algo>.",
+              "--parallel N: trials per round (at once here; on Ray too). Default: 1 here, "
+              "the cluster's CPUs on Ray.",
+              "--backend ray: run each trial as a Ray task. Default: local."]
+    return "\n".join(f"    {line}" for line in lines + [a.help for a in shared])
 
 
 def launcher_help() -> str:

@@ -65,6 +65,16 @@ def test_distributions_are_read_as_written():
     assert parse_distribution("env_name", "gymnasium_robotics:FetchReach-v4") is None
 
 
+def test_tune_help_lists_every_flag_tune_takes():
+    from spinup_tf2.launch.tune import NESTED_FLAGS, SUBSTITUTED, TUNE_FLAGS
+
+    res = cli("tune", "sac", "--help", timeout=120)
+    assert res.returncode == 0
+    for name in TUNE_FLAGS + NESTED_FLAGS:
+        assert "--" + SUBSTITUTED.get(name, name) in res.stdout, name
+    assert "loguniform:LOW:HIGH" in res.stdout and "Default: 20." in res.stdout
+
+
 @pytest.mark.parametrize("key,text,words", [
     ("lr", "logunifrom:1e-4:1e-3", ["'logunifrom' is not a distribution",
                                     "did you mean loguniform"]),

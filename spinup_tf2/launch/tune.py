@@ -21,6 +21,7 @@ the trials depend on timing, as in any Optuna study with several workers.
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
 import os
 import os.path as osp
@@ -29,6 +30,7 @@ import time
 from typing import Any
 
 from spinup_tf2 import rundir
+from spinup_tf2.arguments import TUNE_ARGS
 from spinup_tf2.errors import SpinupError, cli_main, colorize, is_installed
 from spinup_tf2.launch.trial import PRUNERS, Objective, RunSpec, TrialSpec, make_pruner
 
@@ -336,7 +338,7 @@ def tune(algo, trials: int = 20, objective: str = "AverageTestEpRet",
     check_optuna_installed()
     import optuna
 
-    from spinup_tf2.launch.flags import FunctionPath, check_env_names, check_variants
+    from spinup_tf2.launch.flags import check_env_names, check_variants
 
     cmd, algo_path, check_args = _algorithm(algo)
     exp_name = exp_name or f"tune_{cmd}"
@@ -378,9 +380,7 @@ def tune(algo, trials: int = 20, objective: str = "AverageTestEpRet",
     _check_settings(trials, objective, objective_epochs, direction, pruner, pruner_kwargs,
                     sampler_kwargs, sampler_seed, target_scores, envs, backend, parallel)
     check_env_names(envs)
-    check_variants(algo_path if isinstance(algo_path, FunctionPath) else
-                   FunctionPath(f"{algo_path.__module__}:{algo_path.__name__}"),
-                   check_args, study.variants())
+    check_variants(algo_path, check_args, study.variants())
     if backend == "local":
         from spinup_tf2.launch.processes import resolve_num_cpu
 
@@ -436,17 +436,19 @@ def _checked_whole(what: str, value, low: int) -> int:
 
 
 def _algorithm(algo):
-    """``(command name, the function or its path, its argument check)`` for ``algo``."""
+    """``(command name, the function's path, its argument check)`` for ``algo`` (a name, or
+    the function itself)."""
     from spinup_tf2.run import ALGOS
 
     name = algo if isinstance(algo, str) else getattr(algo, "__name__", "")
     key = name if name.endswith("_tf2") else name + "_tf2"
-    if key not in ALGOS:
+    if key not in ALGOS or not (isinstance(algo, str) or algo is getattr(
+            importlib.import_module(ALGOS[key][0].module), ALGOS[key][0].__name__)):
         names = ", ".join(a[:-4] for a in ALGOS)
         raise SpinupError(f"tune searches an algorithm of spinup_tf2 ({names}); got {algo!r}. "
                           f"Nothing was started.")
     path, check_args = ALGOS[key]
-    return key[:-4], (path if isinstance(algo, str) else algo), check_args
+    return key[:-4], path, check_args
 
 
 def _check_settings(trials, objective, objective_epochs, direction, pruner, pruner_kwargs,
@@ -732,10 +734,22 @@ def _run_round_ray(ray, specs: list, cpus: int) -> list[dict]:
 
 
 # The command line: tune's own flags, and those it shares with the grid's launcher.
-TUNE_FLAGS = ("trials", "objective", "objective_epochs", "direction", "pruner",
-              "sampler_seed", "storage", "parallel", "num_cpu", "oversubscribe", "backend",
-              "ray_address", "data_dir", "exp_name", "resume")
-NESTED_FLAGS = ("pruner_kwargs", "sampler_kwargs", "target_scores")
+TUNE_FLAGS = tuple(a.name for a in TUNE_ARGS if a.kind != "dict") + (
+    "parallel", "num_cpu", "oversubscribe", "backend", "ray_address", "data_dir", "exp_name")
+NESTED_FLAGS = tuple(a.name for a in TUNE_ARGS if a.kind == "dict")
+SUBSTITUTED = {"num_cpu": "cpu"}  # flags --help names by their shorter form
+TUNE_USAGE = """
+python -m spinup_tf2.run tune ALGO --env ENV [--FLAG DISTRIBUTION ...] [--FLAG VALUE ...]
+
+Searches ALGO's (sac, crossq, tqc, droq, redq) settings with an Optuna study. A flag given
+a distribution is searched: uniform:LOW:HIGH, loguniform:LOW:HIGH, int:LOW:HIGH,
+logint:LOW:HIGH, choice:A,B,... (e.g. --lr loguniform:1e-4:3e-3 --hid choice:[64],[256,256]);
+any other flag of ALGO (python -m spinup_tf2.run ALGO --help) is fixed. Several --env or
+--seed values: every trial runs them all. See docs/user/tune.md.
+
+The study's flags:
+
+"""
 
 
 def main(argv: list[str]) -> int:
@@ -748,7 +762,9 @@ def main(argv: list[str]) -> int:
             raise SpinupError("tune needs the algorithm first: python -m spinup_tf2.run tune "
                               "sac --env Pendulum-v1 --trials 20 --lr loguniform:1e-4:3e-3.")
         if any(a in ("--help", "-h") for a in argv):
-            print(tune.__doc__)
+            from spinup_tf2.arguments import tune_help
+
+            print(TUNE_USAGE + tune_help() + "\n")
             return 0
         check_optuna_installed()
         arg_dict, _ = parse_flags("tune " + argv[0], argv[1:])
