@@ -20,10 +20,10 @@ import sys
 from textwrap import dedent
 from typing import Callable
 
-from spinup_tf2.algos.sac.checks import check_sac_args
 from spinup_tf2.arguments import launcher_help
 from spinup_tf2.errors import SpinupError, cli_main, print_error
 from spinup_tf2.launch.flags import (  # noqa: F401  (parse_value: the path of 0.1)
+    ALGOS,
     RUN_ARG_NAMES,
     RUN_KEYS,
     SUBSTITUTIONS,
@@ -36,17 +36,6 @@ from spinup_tf2.launch.flags import (  # noqa: F401  (parse_value: the path of 0
 )
 from spinup_tf2.rundir import check_exp_name, check_writable_dir
 from spinup_tf2.user_config import DEFAULT_BACKEND, DEFAULT_DATA_DIR, FORCE_DATESTAMP
-
-# Each algorithm: the function a launched process runs, named by its path (so the
-# launcher never imports it, nor TensorFlow), and the check of its arguments that
-# the launcher runs first.
-ALGOS: dict[str, tuple[FunctionPath, Callable]] = {
-    "sac_tf2": (FunctionPath("spinup_tf2.algos.sac.sac:sac"), check_sac_args),
-    "crossq_tf2": (FunctionPath("spinup_tf2.algos.crossq.crossq:crossq"), check_sac_args),
-    "tqc_tf2": (FunctionPath("spinup_tf2.algos.tqc.tqc:tqc"), check_sac_args),
-    "droq_tf2": (FunctionPath("spinup_tf2.algos.droq.droq:droq"), check_sac_args),
-    "redq_tf2": (FunctionPath("spinup_tf2.algos.redq.redq:redq"), check_sac_args),
-}
 
 
 def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
@@ -224,7 +213,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "test_policy": _lazy("spinup_tf2.utils.test_policy"),
     "export": _lazy("spinup_tf2.policy.export"),
     "tune": _lazy("spinup_tf2.launch.tune"),
-    "tune_report": _lazy("spinup_tf2.utils.tune_report"),
+    "tune_report": _lazy("spinup_tf2.launch.study"),
 }
 VALID_CMDS = list(COMMANDS)
 

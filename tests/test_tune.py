@@ -15,9 +15,11 @@ from helpers import assert_clean_error, cli, column, like_a_terminal
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.launch.tune import distribution_text, parse_distribution
 
-# A study small enough for the tests: 4 trials of 3 epochs of 200 steps, 2 per round; the
-# pruner keeps a trial only while it is at least as good as the best finished one.
-STUDY = ["sac", "--env", "Pendulum-v1", "--trials", "4", "--parallel", "2", "--epochs", "3",
+# A study small enough for the tests: 4 trials of two seeds each, 3 epochs of 200 steps,
+# one trial per round; each run's score scaled by target scores; the pruner keeps a trial
+# only while it is at least as good as the best finished one.
+STUDY = ["sac", "--env", "Pendulum-v1", "--seed", "0", "10", "--trials", "4", "--epochs", "3",
+         "--target_scores:Pendulum-v1", "[-1600,-150]",
          "--steps_per_epoch", "200", "--start_steps", "100", "--update_after", "100",
          "--num_test_episodes", "2", "--max_ep_len", "200",
          "--lr", "loguniform:1e-4:1e-2", "--hid", "choice:[32],[64,64]",
@@ -121,12 +123,15 @@ def test_a_study_prunes_and_its_trials_are_runs(local_study, tmp_path):
     for r in pruned:
         assert int(r["epochs"]) < 3 and f"trial {r['number']} PRUNED at epoch" in out
     for r in rows:
-        run = study_dir / r["runs"]
-        for name in ("config.json", "progress.txt", "stdout.txt", "tf2_save"):
-            assert (run / name).exists(), (run, name)
-        if r["state"] == "COMPLETE":  # its value is what its progress.txt says
-            ret = column(run, "AverageTestEpRet")
-            assert float(r["value"]) == pytest.approx(sum(ret[-2:]) / 2, rel=1e-12)
+        runs = [study_dir / run for run in r["runs"].split()]
+        assert [run.name[-3:] for run in runs] == ["_s0", "s10"]
+        for run in runs:
+            for name in ("config.json", "progress.txt", "stdout.txt", "tf2_save"):
+                assert (run / name).exists(), (run, name)
+        if r["state"] == "COMPLETE":  # its value is what its runs' progress.txt say
+            scores = [(sum(column(run, "AverageTestEpRet")[-2:]) / 2 + 1600) / 1450
+                      for run in runs]
+            assert float(r["value"]) == pytest.approx(sum(scores) / 2, rel=1e-12)
     for plot in ("optimization_history", "param_importances", "parallel_coordinate",
                  "intermediate_values"):
         with open(study_dir / "plots" / f"{plot}.png", "rb") as f:
@@ -144,11 +149,14 @@ def test_a_study_prunes_and_its_trials_are_runs(local_study, tmp_path):
     argv = shlex.split(command)[3:] + ["--data_dir", str(tmp_path)]
     res = cli(*argv, timeout=300)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
-    again = column(tmp_path / "st_best" / "st_best_s0", "AverageTestEpRet")
-    assert again == column(study_dir / best["runs"], "AverageTestEpRet")
+    for seed in (0, 10):
+        again = column(tmp_path / "st_best" / f"st_best_s{seed}", "AverageTestEpRet")
+        assert again == column(study_dir / f"st_t{int(best['number']):03d}" /
+                               f"st_t{int(best['number']):03d}_s{seed}", "AverageTestEpRet")
 
     # A trial's run is an ordinary run: test_policy watches it.
-    res = cli("test_policy", str(study_dir / best["runs"]), "--episodes", "1", "--norender",
+    res = cli("test_policy", str(study_dir / best["runs"].split()[0]), "--episodes", "1",
+              "--norender",
               timeout=300)
     assert res.returncode == 0 and "EpRet" in res.stdout, res.stdout[-2000:] + res.stderr
 
@@ -173,7 +181,7 @@ def test_ctrl_c_then_resume_neither_repeats_nor_loses_trials(local_study, tmp_pa
     log = open(tmp_path / "driver.log", "w")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
                             start_new_session=True, preexec_fn=like_a_terminal)
-    # Wait for the second round to be under way: a row of trial 3's run.
+    # Wait for the last round to be under way: a row of trial 3's first run.
     progress = tmp_path / "st" / "st_t003" / "st_t003_s0" / "progress.txt"
     deadline = time.time() + 600  # a hang detector, not a speed limit
     while not (progress.exists() and len(progress.read_text().splitlines()) >= 2):
@@ -185,12 +193,12 @@ def test_ctrl_c_then_resume_neither_repeats_nor_loses_trials(local_study, tmp_pa
     log.close()
     said = (tmp_path / "driver.log").read_text()
     assert "stopped midway" in said and "--resume continues the study" in said, said[-2000:]
-    assert [r["number"] for r in table(tmp_path / "st")] == ["0", "1"]  # 2, 3 not recorded
+    assert [r["number"] for r in table(tmp_path / "st")] == ["0", "1", "2"]  # 3 not recorded
 
     res = cli("tune", *STUDY, "--data_dir", str(tmp_path), "--exp_name", "st", "--resume",
               timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert "2 stopped midway to go on" in res.stdout
+    assert "1 stopped midway to go on" in res.stdout
     assert outcome(tmp_path / "st") == outcome(study_dir)
     epochs = column(progress.parent, "Epoch")
     assert epochs == list(range(1, len(epochs) + 1))  # resumed, not run twice
@@ -199,8 +207,7 @@ def test_ctrl_c_then_resume_neither_repeats_nor_loses_trials(local_study, tmp_pa
 @pytest.mark.slow
 def test_two_drivers_share_one_study(tmp_path):
     env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0", MPLBACKEND="Agg")
-    study = [a for a in STUDY] + ["--data_dir", str(tmp_path), "--exp_name", "sh"]
-    study[study.index("--parallel") + 1] = "1"
+    study = STUDY + ["--data_dir", str(tmp_path), "--exp_name", "sh"]
     first = subprocess.Popen([sys.executable, "-m", "spinup_tf2.run", "tune", *study],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              env=env)

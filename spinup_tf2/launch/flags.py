@@ -74,6 +74,18 @@ class FunctionPath:
 
 NOT_A_VALUE = object()
 
+# Each algorithm of the command line: the function a launched process runs and the check of
+# its arguments that the launcher runs first, both named by their paths (so the launcher
+# imports neither, nor TensorFlow, until it needs them).
+_CHECK = FunctionPath("spinup_tf2.algos.sac.checks:check_sac_args")
+ALGOS: dict[str, tuple[FunctionPath, FunctionPath]] = {
+    "sac_tf2": (FunctionPath("spinup_tf2.algos.sac.sac:sac"), _CHECK),
+    "crossq_tf2": (FunctionPath("spinup_tf2.algos.crossq.crossq:crossq"), _CHECK),
+    "tqc_tf2": (FunctionPath("spinup_tf2.algos.tqc.tqc:tqc"), _CHECK),
+    "droq_tf2": (FunctionPath("spinup_tf2.algos.droq.droq:droq"), _CHECK),
+    "redq_tf2": (FunctionPath("spinup_tf2.algos.redq.redq:redq"), _CHECK),
+}
+
 
 def _default_value(node):
     """A parameter's default from its source: a literal, or ``int``/``float``/``dict``

@@ -31,25 +31,27 @@ from typing import Any
 
 from spinup_tf2 import rundir
 from spinup_tf2.arguments import TUNE_ARGS
-from spinup_tf2.errors import SpinupError, cli_main, colorize, is_installed
+from spinup_tf2.errors import SpinupError, cli_main, colorize
+from spinup_tf2.launch.study import (
+    COMMAND_KEY,
+    ERROR_KEY,
+    HISTORY_KEY,
+    OWNER_KEY,
+    PRUNER_KEY,
+    RUNS_KEY,
+    SECONDS_KEY,
+    SPEC_KEY,
+    STOPPED,
+    STUDY_FILE,
+    check_optuna_installed,
+    format_flags,
+    format_value,
+    open_storage,
+    write_report,
+)
 from spinup_tf2.launch.trial import PRUNERS, Objective, RunSpec, TrialSpec, make_pruner
 
 DISTRIBUTIONS = ("uniform", "loguniform", "int", "logint", "choice")
-STUDY_FILE = "study.journal"  # the default storage, in the study's folder
-# What the study records about itself and each trial (Optuna user attributes).
-SPEC_KEY, COMMAND_KEY = "spinup_tf2:spec", "spinup_tf2:command"
-OWNER_KEY, HISTORY_KEY = "spinup_tf2:owner", "spinup_tf2:history"
-RUNS_KEY, PRUNER_KEY = "spinup_tf2:runs", "spinup_tf2:pruner_attrs"
-ERROR_KEY, SECONDS_KEY = "spinup_tf2:error", "spinup_tf2:seconds"
-STOPPED = "stopped"  # the owner of a trial its driver stopped (Ctrl-C): --resume takes it
-
-
-def check_optuna_installed() -> None:
-    """A :class:`SpinupError` naming the extra that brings Optuna, if it is missing."""
-    if not is_installed("optuna"):
-        raise SpinupError("tune runs an Optuna study, but Optuna is not installed. Install "
-                          "the optional extra: pip install -e '.[tune]' in a clone of "
-                          "spinup_tf2 (or pip install 'optuna>=4'). Nothing was started.")
 
 
 def _split_choices(text: str) -> list[str]:
@@ -139,30 +141,6 @@ def decode(key: str, value):
         else value
 
 
-def format_value(value) -> str:
-    """A value as one command-line token that parses back to it (``repr`` for numbers,
-    so a float comes back to the last bit)."""
-    from spinup_tf2.launch.flags import NamedObject
-
-    if isinstance(value, NamedObject):
-        return value.text
-    if isinstance(value, (list, tuple, dict)):
-        return repr(value).replace(" ", "")
-    return value if isinstance(value, str) else repr(value)
-
-
-def format_flags(flags: dict) -> list[str]:
-    """``{key: value or [values]}`` as command-line tokens (``--key v1 v2``; a True
-    switch alone)."""
-    tokens = []
-    for key, vals in flags.items():
-        vals = vals if isinstance(vals, list) else [vals]
-        tokens.append("--" + key)
-        if vals != [True]:
-            tokens += [format_value(v) for v in vals]
-    return tokens
-
-
 class Study:
     """What a study runs: the algorithm (``cmd``, its name on the command line, and the
     function), the search space (flat keys to distributions), the fixed arguments, the
@@ -230,27 +208,6 @@ class Study:
 
 class _Unresumable(Exception):
     """A stopped trial whose runs cannot go on: it is marked failed."""
-
-
-def open_storage(storage: str | None, study_dir: str):
-    """The Optuna storage a study lives in: a journal file (a path; by default
-    ``<study_dir>/study.journal``) or a database URL (``sqlite:///study.db``)."""
-    import optuna
-
-    target = storage or osp.join(study_dir, STUDY_FILE)
-    try:
-        if "://" in target:
-            return optuna.storages.RDBStorage(target)
-        os.makedirs(osp.dirname(osp.abspath(target)), exist_ok=True)
-        backend = optuna.storages.journal.JournalFileBackend(target)
-        return optuna.storages.JournalStorage(backend)
-    except Exception as err:  # an RDB or a file system may refuse in many ways
-        first = (str(err).strip().splitlines() or [""])[0][:200]
-        raise SpinupError(f"--storage {target}: the study's storage could not be opened "
-                          f"({type(err).__name__}: {first}). Give a journal file path in a "
-                          f"folder you can write (the default: {STUDY_FILE} in the study's "
-                          f"folder) or a database URL such as sqlite:///study.db. Nothing was "
-                          f"started.") from None
 
 
 def _owner() -> str:
@@ -418,8 +375,6 @@ def tune(algo, trials: int = 20, objective: str = "AverageTestEpRet",
     else:
         _drive(opt_study, study, trials, parallel, settings, sampler_kwargs, sampler_seed,
                _run_round_local)
-    from spinup_tf2.utils.tune_report import write_report
-
     write_report(opt_study, study_dir, plots=True, storage=storage)
     return opt_study
 
@@ -438,7 +393,7 @@ def _checked_whole(what: str, value, low: int) -> int:
 def _algorithm(algo):
     """``(command name, the function's path, its argument check)`` for ``algo`` (a name, or
     the function itself)."""
-    from spinup_tf2.run import ALGOS
+    from spinup_tf2.launch.flags import ALGOS
 
     name = algo if isinstance(algo, str) else getattr(algo, "__name__", "")
     key = name if name.endswith("_tf2") else name + "_tf2"
@@ -646,8 +601,6 @@ def _run_batch(opt_study, study: Study, batch: list, settings, run_round) -> Non
     if stopped:
         _stopped(stopped)
         raise KeyboardInterrupt
-    from spinup_tf2.utils.tune_report import write_report
-
     write_report(opt_study, study.study_dir, plots=False)
     done = opt_study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     if done:

@@ -1,4 +1,6 @@
-"""A study's report: ``python -m spinup_tf2.run tune_report STUDY_DIR``.
+"""A hyperparameter study's records (:mod:`spinup_tf2.launch.tune`): where it is stored,
+what it notes about itself and each trial, how a setting is written as a flag; and its
+report, ``python -m spinup_tf2.run tune_report STUDY_DIR``.
 
 Writes, in the study's folder: ``trials.tsv`` (every trial: number, state, value, the epochs
 it ran, its parameters, seconds, its runs, why it failed), ``best.txt`` (the best trial and
@@ -15,16 +17,74 @@ import shlex
 import warnings
 
 from spinup_tf2 import rundir
-from spinup_tf2.errors import SpinupError, cli_main
+from spinup_tf2.errors import SpinupError, cli_main, is_installed
 
+STUDY_FILE = "study.journal"  # the default storage, in the study's folder
+# What the study records about itself and each trial (Optuna user attributes).
+SPEC_KEY, COMMAND_KEY = "spinup_tf2:spec", "spinup_tf2:command"
+OWNER_KEY, HISTORY_KEY = "spinup_tf2:owner", "spinup_tf2:history"
+RUNS_KEY, PRUNER_KEY = "spinup_tf2:runs", "spinup_tf2:pruner_attrs"
+ERROR_KEY, SECONDS_KEY = "spinup_tf2:error", "spinup_tf2:seconds"
+STOPPED = "stopped"  # the owner of a trial its driver stopped (Ctrl-C): --resume takes it
 PLOTS = ("optimization_history", "param_importances", "parallel_coordinate",
          "intermediate_values")
 
 
+def check_optuna_installed() -> None:
+    """A :class:`SpinupError` naming the extra that brings Optuna, if it is missing."""
+    if not is_installed("optuna"):
+        raise SpinupError("tune runs an Optuna study, but Optuna is not installed. Install "
+                          "the optional extra: pip install -e '.[tune]' in a clone of "
+                          "spinup_tf2 (or pip install 'optuna>=4'). Nothing was started.")
+
+
+def open_storage(storage: str | None, study_dir: str):
+    """The Optuna storage a study lives in: a journal file (a path; by default
+    ``<study_dir>/study.journal``) or a database URL (``sqlite:///study.db``)."""
+    import optuna
+
+    target = storage or osp.join(study_dir, STUDY_FILE)
+    try:
+        if "://" in target:
+            return optuna.storages.RDBStorage(target)
+        os.makedirs(osp.dirname(osp.abspath(target)), exist_ok=True)
+        backend = optuna.storages.journal.JournalFileBackend(target)
+        return optuna.storages.JournalStorage(backend)
+    except Exception as err:  # an RDB or a file system may refuse in many ways
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        raise SpinupError(f"--storage {target}: the study's storage could not be opened "
+                          f"({type(err).__name__}: {first}). Give a journal file path in a "
+                          f"folder you can write (the default: {STUDY_FILE} in the study's "
+                          f"folder) or a database URL such as sqlite:///study.db. Nothing was "
+                          f"started.") from None
+
+
+def format_value(value) -> str:
+    """A value as one command-line token that parses back to it (``repr`` for numbers,
+    so a float comes back to the last bit)."""
+    from spinup_tf2.launch.flags import NamedObject
+
+    if isinstance(value, NamedObject):
+        return value.text
+    if isinstance(value, (list, tuple, dict)):
+        return repr(value).replace(" ", "")
+    return value if isinstance(value, str) else repr(value)
+
+
+def format_flags(flags: dict) -> list[str]:
+    """``{key: value or [values]}`` as command-line tokens (``--key v1 v2``; a True
+    switch alone)."""
+    tokens = []
+    for key, vals in flags.items():
+        vals = vals if isinstance(vals, list) else [vals]
+        tokens.append("--" + key)
+        if vals != [True]:
+            tokens += [format_value(v) for v in vals]
+    return tokens
+
+
 def trial_rows(opt_study) -> tuple[list[str], list[list]]:
     """``(header, rows)`` of the trials table, one row per trial in number order."""
-    from spinup_tf2.launch.tune import ERROR_KEY, RUNS_KEY, SECONDS_KEY, format_value
-
     params = list(dict.fromkeys(k for t in opt_study.trials for k in t.params))
     header = ["number", "state", "value", "epochs"] + params + ["seconds", "runs", "error"]
     rows = []
@@ -40,8 +100,6 @@ def trial_rows(opt_study) -> tuple[list[str], list[list]]:
 def best_command(opt_study, trial) -> list[str]:
     """The command line that runs ``trial``'s settings again (all its environments and
     seeds), as an ordinary experiment named ``<study>_best``."""
-    from spinup_tf2.launch.tune import COMMAND_KEY, format_flags
-
     command = list(opt_study.user_attrs[COMMAND_KEY])
     return command + format_flags(dict(trial.params)) + ["--exp_name",
                                                          f"{opt_study.study_name}_best"]
@@ -63,7 +121,7 @@ def write_report(opt_study, study_dir: str, plots: bool = True,
         cmd = " ".join(shlex.quote(t) for t in best_command(opt_study, best))
         text = (f"Best trial: {best.number}, value {best.value!r} "
                 f"({len(complete)} of {len(opt_study.trials)} trials complete).\n"
-                f"Its runs: {' '.join(best.user_attrs.get('spinup_tf2:runs', []))}\n\n"
+                f"Its runs: {' '.join(best.user_attrs.get(RUNS_KEY, []))}\n\n"
                 f"Run its settings again with:\n\n{cmd}\n")
         rundir.write_text(osp.join(study_dir, "best.txt"), text)
     if not plots:
@@ -120,8 +178,6 @@ def main(argv: list[str]) -> int:
     """``python -m spinup_tf2.run tune_report STUDY_DIR [--storage URL]``."""
 
     def command():
-        from spinup_tf2.launch.tune import check_optuna_installed, open_storage
-
         if not argv or argv[0] in ("-h", "--help"):
             print(__doc__)
             return 0
