@@ -170,7 +170,67 @@ def tune_help() -> str:
     return "\n".join(f"    {line}" for line in lines + [a.help for a in shared])
 
 
-def launcher_help() -> str:
-    """The launcher's own flags, one line each, for ``--help`` after ``sac()``'s
-    docstring."""
-    return "\n".join(f"    {a.help}" for a in LAUNCHER_ARGS)
+# Spinning Up's own sac() arguments, in its order; the rest of SAC_ARGS go beyond it.
+SPINNING_UP_ARGS = ("env_fn", "actor_critic", "ac_kwargs", "seed", "steps_per_epoch", "epochs",
+                    "replay_size", "gamma", "polyak", "lr", "alpha", "batch_size",
+                    "start_steps", "update_after", "update_every", "num_test_episodes",
+                    "max_ep_len", "logger_kwargs", "save_freq")
+
+
+def _one_liners(doc: str) -> dict:
+    """``{argument: the first sentence of its entry}`` from a docstring's ``Args:``."""
+    import re
+
+    found, name, text = {}, None, []
+    for line in doc.splitlines() + [""]:
+        m = re.match(r"^ {8}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$", line)
+        if m or not line.strip() or not line.startswith(" " * 9):
+            if name:
+                first = " ".join(text).replace("``", "").split(". ")[0].rstrip(".")
+                cut = first if len(first) <= 72 else first[:70].rsplit(" ", 1)[0] + " ..."
+                found.setdefault(name, cut)
+            name, text = (m[1], [m[2]]) if m else (None, [])
+        elif name:
+            text.append(line.strip())
+    return found
+
+
+def grouped_help(cmd: str, defaults: dict, docs: list[str]) -> str:
+    """Every flag of ``python -m spinup_tf2.run CMD``, grouped, each with its default and
+    one line: the algorithm's arguments (``defaults``, from its signature; the line from
+    the first of ``docs``, its docstring then sac()'s, that documents it) and the
+    launcher's, from :data:`LAUNCHER_ARGS`."""
+    lines: dict = {}
+    for doc in docs:
+        for k, v in _one_liners(doc).items():
+            lines.setdefault(k, v)
+    shown = {"logger_kwargs": "{}"}
+
+    def row(flag: str, default, text: str) -> str:
+        plain = default is not None and type(default) is not object  # NOT_A_VALUE: none shown
+        default = shown.get(flag, repr(default) if plain else "")
+        return f"    --{flag:<24} {default:<12} {text}"
+
+    own = [n for n in defaults if n not in {a.name for a in SAC_ARGS}]
+    beyond = [a.name for a in SAC_ARGS if a.name not in SPINNING_UP_ARGS] + own
+    groups = [("Spinning Up's arguments", SPINNING_UP_ARGS),
+              ("Beyond Spinning Up" + (f" ({cmd}'s own last)" if own else ""), beyond)]
+    out = [f"Every flag of python -m spinup_tf2.run {cmd} (FLAG DEFAULT WHAT; several values "
+           f"make a grid):"]
+    for title, names in groups:
+        out += ["", title + ":"]
+        out += [row(n, defaults.get(n), lines.get(n, "")) for n in names if n in defaults
+                and n != "env_fn"]
+    launcher = [("The environment", ("env_name", "env_kwargs")),
+                ("Pixels", ("pixels", "action_repeat", "frame_stack", "image_size")),
+                ("Memory", ("recurrent",)),
+                ("Launching", ("exp_name",) + tuple(a.name for a in LAUNCHER_ARGS
+                                                     if a.where == "run"))]
+    by_name = {a.name: a for a in LAUNCHER_ARGS}
+    for title, names in launcher:
+        out += ["", title + ":"]
+        for n in names:
+            a = by_name[n]
+            flag, _, text = a.help.partition(": ")
+            out.append(f"    {flag:<26} {'' if a.default is None else repr(a.default):<12} {text}")
+    return "\n".join(out)

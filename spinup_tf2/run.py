@@ -20,7 +20,7 @@ import sys
 from textwrap import dedent
 from typing import Callable
 
-from spinup_tf2.arguments import launcher_help
+from spinup_tf2.arguments import grouped_help
 from spinup_tf2.errors import SpinupError, cli_main, print_error
 from spinup_tf2.launch.flags import (  # noqa: F401  (parse_value: the path of 0.1)
     ALGOS,
@@ -51,10 +51,10 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
     # Before all else, check to see if any of the flags is 'help'.
     valid_help = ["--help", "-h", "help"]
     if any(arg in valid_help for arg in args):
-        print("\n\nShowing docstring for spinup_tf2." + cmd + ":\n")
+        sac_doc = ALGOS["sac_tf2"][0].doc()
+        print("\n" + grouped_help(cmd_given, algo.defaults(), [algo.doc(), sac_doc]) + "\n")
+        print("\nShowing docstring for spinup_tf2." + cmd + ":\n")
         print(algo.doc())
-        print("    The launcher's own flags (besides sac()'s arguments above):\n")
-        print(launcher_help() + "\n")
         sys.exit()
 
     arg_dict, given_shorthands = parse_flags(cmd, args)
@@ -239,6 +239,10 @@ def main(argv: list[str] | None = None) -> int:
 def console_main() -> None:
     """The ``spinup_tf2`` console script: ``spinup_tf2 CMD ...`` is
     ``python -m spinup_tf2.run CMD ...``."""
+    import signal
+
+    if hasattr(signal, "SIGPIPE"):  # output into `head` or `less` ends quietly when they do
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main())
 
 

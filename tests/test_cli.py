@@ -28,6 +28,29 @@ def test_algo_help_prints_docstring():
     assert "polyak (float)" in res.stdout and "Soft Actor-Critic" in res.stdout
 
 
+@pytest.mark.parametrize("algo", ["sac", "crossq", "tqc", "droq", "redq"])
+def test_algo_help_lists_every_flag_the_launcher_takes_with_its_default(algo):
+    """--help's list is generated from the tables the launcher checks flags against (the
+    function's signature, the launcher's Args), so no accepted flag can be missing."""
+    from spinup_tf2.arguments import PIXEL_OPTIONS, RUN_KEYS, SWITCHES
+    from spinup_tf2.launch.flags import ALGOS, SUBSTITUTIONS
+
+    res = cli(algo, "--help")
+    assert res.returncode == 0
+    listed = res.stdout.split("Showing docstring")[0]
+    short = {v: k for k, v in SUBSTITUTIONS.items()}
+    defaults = ALGOS[algo + "_tf2"][0].defaults()
+    accepted = (set(defaults) - {"env_fn"}) | set(SWITCHES) | set(PIXEL_OPTIONS) | set(
+        RUN_KEYS) | {"env_name", "env_kwargs", "exp_name"}
+    for name in accepted:
+        flags = {"--" + name, "--" + short.get(name, name)}  # its own name or its short form
+        line = next((ln for ln in listed.splitlines() if ln.split()[:1] and
+                     ln.split()[0].split(":")[0] in flags), None)
+        assert line is not None, (name, listed)
+        if name in defaults and isinstance(defaults[name], (int, float, str)):
+            assert repr(defaults[name]) in line, (name, line)  # its default is shown
+
+
 @pytest.mark.parametrize("flags", [
     ["--hid", "[16,16]", "--act", "tf.nn.tanh"],
     ["--ac_kwargs:hidden_sizes", "[16,16]", "--ac_kwargs:activation", "tf.nn.tanh"],
