@@ -30,6 +30,8 @@ html_theme = "alabaster"
 # Wide enough for the commands on one line (alabaster's default body is 940 px).
 html_theme_options = {"page_width": "1240px", "sidebar_width": "240px"}
 html_title = "spinup_tf2"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]  # code blocks wrap their long lines
 
 
 def _mathjax_dir() -> str:

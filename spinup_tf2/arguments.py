@@ -26,8 +26,9 @@ class Arg(NamedTuple):
     resumed run may give another value; ``since``: the release that added it (a run made
     before has none in its config.json, and resumes as if it had the default); ``where``:
     ``'sac'`` (an argument of ``sac()``), ``'switch'`` (a launcher on/off flag),
-    ``'pixels'`` (how ``--pixels`` renders), ``'run'`` (how the launcher runs the grid), or
-    ``'launcher'`` (another launcher flag); ``help``: one line for ``--help`` (``sac()``'s
+    ``'pixels'`` (how ``--pixels`` renders), ``'run'`` (how the launcher runs the grid),
+    ``'logger'`` (a shorthand for a ``logger_kwargs`` key), or ``'launcher'`` (another
+    launcher flag); ``help``: one line for ``--help`` (``sac()``'s
     own arguments are documented in its docstring)."""
 
     name: str
@@ -94,6 +95,10 @@ LAUNCHER_ARGS = (
         help="--frame_stack N: with --pixels, frames per observation (1-16)."),
     Arg("image_size", "int", 84, low=16, high=1024, where="pixels", since="0.2",
         help="--image_size N: with --pixels, frames of N x N pixels (16-1024)."),
+    Arg("tensorboard", "bool", False, where="logger",
+        help="--tensorboard: also write every logged value to TensorBoard (tb/)."),
+    Arg("quiet", "bool", False, where="logger", since="0.3",
+        help="--quiet: a short start: one line where config.json is, not all of it."),
     Arg("num_cpu", "object", 1, where="run",
         help="--cpu N: MPI processes per run ('auto': one per core)."),
     Arg("data_dir", "str", where="run",
@@ -224,6 +229,7 @@ def grouped_help(cmd: str, defaults: dict, docs: list[str]) -> str:
     launcher = [("The environment", ("env_name", "env_kwargs")),
                 ("Pixels", ("pixels", "action_repeat", "frame_stack", "image_size")),
                 ("Memory", ("recurrent",)),
+                ("Output", ("tensorboard", "quiet")),
                 ("Launching", ("exp_name",) + tuple(a.name for a in LAUNCHER_ARGS
                                                      if a.where == "run"))]
     by_name = {a.name: a for a in LAUNCHER_ARGS}

@@ -75,7 +75,12 @@ CLI_TINY = ["--epochs", "2", "--steps_per_epoch", "400", "--start_steps", "200",
             "100", "--num_test_episodes", "1", "--batch_size", "32"]
 
 
-def cli(*args, cwd=None, timeout=300, env=None):
+# The bound on any one wait of a test (a process, a file, a row): a hang detector, never a
+# speed limit, so that the suite's verdicts hold on a slow or busy machine (load 8 on 2 cores).
+HANG = 900
+
+
+def cli(*args, cwd=None, timeout=HANG, env=None):
     """Run `python -m spinup_tf2.run ARGS` and return the CompletedProcess."""
     full_env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0", MPLBACKEND="Agg",
                     **(env or {}))

@@ -10,7 +10,7 @@ import sys
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import assert_clean_error, cli, run_main
+from helpers import HANG, assert_clean_error, cli, run_main
 
 from spinup_tf2 import sac
 from spinup_tf2.errors import SpinupError
@@ -89,7 +89,7 @@ def test_the_cpu_check_comes_before_a_million_variant_grid(tmp_path):
     res = cli("sac", "--env", "Pendulum-v1", "--data_dir", str(tmp_path), "--cpu", "64",
               "--seed", *[str(s) for s in range(10)], "--batch_size", *tens,
               "--gamma", *fractions, "--polyak", *fractions, "--lr", *fractions,
-              "--alpha", *fractions, timeout=60)
+              "--alpha", *fractions, timeout=HANG)
     assert_clean_error(res, "num_cpu=64 (--cpu) asks for 64 processes")
     assert "Preparing to run" not in res.stdout
 
@@ -120,7 +120,7 @@ def test_plot_on_a_file_size_limit_is_a_paragraph_and_leaves_no_file(words_and_n
 
     out = tmp_path / "p.png"
     res = subprocess.run([sys.executable, "-m", "spinup_tf2.run", "plot", str(words_and_nans),
-                          "--savefig", str(out)], capture_output=True, text=True, timeout=120,
+                          "--savefig", str(out)], capture_output=True, text=True, timeout=HANG,
                          preexec_fn=limit, env=dict(os.environ, MPLBACKEND="Agg"))
     assert_clean_error(res, f"The figure could not be written to {out} (File too large)",
                        "no partial file")
@@ -158,7 +158,7 @@ def test_export_on_a_file_size_limit_is_a_paragraph_and_leaves_no_file(tmp_path,
 
     out = tmp_path / f"policy.{fmt}"
     res = subprocess.run([sys.executable, "-m", "spinup_tf2.run", "export", run, "--format", fmt,
-                          "--out", str(out)], capture_output=True, text=True, timeout=300,
+                          "--out", str(out)], capture_output=True, text=True, timeout=HANG,
                          preexec_fn=limit, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert_clean_error(res, f"--out '{out}' cannot be written (File too large)")
     assert sorted(os.listdir(tmp_path)) == ["run"]

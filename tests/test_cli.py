@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import assert_clean_error, cli, run_main
+from helpers import HANG, assert_clean_error, cli, run_main
 
 
 @pytest.mark.parametrize("args", [[], ["help"], ["-h"], ["--help"]])
@@ -243,7 +243,7 @@ def test_launcher_never_imports_tensorflow(tmp_path):
             "--hid", "[8]", "--data_dir", str(tmp_path), "--epochs", "1", "--steps_per_epoch",
             "300", "--start_steps", "100", "--update_after", "100", "--num_test_episodes", "1"]
     res = subprocess.run([sys.executable, "-c", LAUNCHER, *args], capture_output=True,
-                         text=True, env=env, timeout=300)
+                         text=True, env=env, timeout=HANG)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "launcher imported tensorflow: False" in res.stdout
     cfg = json.load(open(tmp_path / "lz" / "lz_s0" / "config.json"))
@@ -251,7 +251,7 @@ def test_launcher_never_imports_tensorflow(tmp_path):
     for bad, words in ((["--epochs", "abc"], "epochs='abc'"), (["--nosuchflag", "1"],
                                                                "--nosuchflag is not an argument")):
         res = subprocess.run([sys.executable, "-c", LAUNCHER, *args[:11], *bad], env=env,
-                             capture_output=True, text=True, timeout=60)
+                             capture_output=True, text=True, timeout=HANG)
         assert_clean_error(res, words)
         assert "launcher imported tensorflow: False" in res.stdout
 

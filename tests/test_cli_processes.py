@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 import pytest
-from helpers import CLI_TINY, assert_clean_error, cli, like_a_terminal
+from helpers import CLI_TINY, HANG, assert_clean_error, cli, like_a_terminal
 
 pytestmark = pytest.mark.processes  # every test here launches the command line
 
@@ -27,11 +27,15 @@ def start_long_run(tmp_path, name, epochs_logged, output=subprocess.PIPE):
         env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"), start_new_session=True,
         preexec_fn=like_a_terminal)
     progress = tmp_path / name / f"{name}_s0" / "progress.txt"
-    deadline = time.time() + 180
+    deadline = time.time() + HANG
     while not (progress.exists() and len(progress.read_text().splitlines()) > epochs_logged):
         if time.time() > deadline or proc.poll() is not None:
             proc.kill()
-            pytest.fail(f"the run did not log {epochs_logged} epochs in time")
+            rows = len(progress.read_text().splitlines()) - 1 if progress.exists() else "no"
+            pytest.fail(f"waited for {progress} to hold {epochs_logged} epoch(s): it has "
+                        f"{rows} row(s) after {HANG} s"
+                        + (f"; the run ended (exit {proc.returncode})" if proc.poll() is not None
+                           else ""))
         time.sleep(0.2)
     return proc, progress
 
@@ -40,8 +44,8 @@ def test_ctrl_c_stops_quickly_and_keeps_data(tmp_path):
     proc, progress = start_long_run(tmp_path, "intr", 2)
     t0 = time.time()
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
-    out, err = proc.communicate(timeout=30)
-    assert time.time() - t0 < 10
+    out, err = proc.communicate(timeout=HANG)
+    assert time.time() - t0 < 60  # the launcher kills a run 5 s after Ctrl-C; load adds more
     assert proc.returncode != 0
     assert "Traceback" not in out + err
     lines = [ln for ln in (out + err).splitlines() if "Interrupted" in ln]
@@ -68,7 +72,7 @@ def test_double_ctrl_c_prints_one_line(tmp_path, gap):
         os.killpg(proc.pid, signal.SIGINT)
     except ProcessLookupError:
         pass
-    out, err = proc.communicate(timeout=30)
+    out, err = proc.communicate(timeout=HANG)
     assert proc.returncode == 130
     assert err.strip() == "", err
     assert len([ln for ln in out.splitlines() if "Interrupted" in ln]) == 1
@@ -128,7 +132,7 @@ def test_killing_the_launcher_ends_its_run(tmp_path):
     assert children, "the run's process was not found"
     proc.kill()  # kill -9 the launcher only
     proc.wait()
-    gone, alive = psutil.wait_procs(children, timeout=15)
+    gone, alive = psutil.wait_procs(children, timeout=HANG)
     for p in alive:
         p.kill()
     assert not alive, "the training process outlived its launcher"
@@ -194,3 +198,19 @@ def test_payload_of_any_size_reaches_the_experiment(tmp_path):
     from spinup_tf2.launch import processes
 
     assert os.listdir(processes._payload_dir) == []
+
+
+def test_quiet_starts_short_and_writes_the_whole_config(tmp_path):
+    """--quiet: a few lines before the first epoch instead of the ~150 of the grid, the
+    launcher's and the logger's configuration dumps; config.json is whole."""
+    quiet = cli("sac", "--env", "Pendulum-v1", "--exp_name", "quiet", *CLI_TINY, "--quiet",
+                "--data_dir", str(tmp_path))
+    assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+    before = quiet.stdout.split("---------")[0]  # what comes before the first epoch's table
+    assert before.count("\n") < 20, before
+    config = tmp_path / "quiet" / "quiet_s0" / "config.json"
+    assert "Configuration (" in before and str(config) in before
+    assert "Saving config" not in quiet.stdout and "with kwargs" not in quiet.stdout
+    saved = json.loads(config.read_text())
+    assert saved["logger_kwargs"]["quiet"] is True and saved["polyak"] == 0.995
+    assert len(saved) > 30

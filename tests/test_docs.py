@@ -74,6 +74,8 @@ window.addEventListener('load', function () {
       mjx: document.querySelectorAll('mjx-container').length,
       mjx_errors: document.querySelectorAll('mjx-merror').length,
       code: document.querySelectorAll('div.highlight pre').length,
+      cut: Array.from(document.querySelectorAll('div.highlight pre')).filter(function (p) {
+        return p.scrollWidth > p.clientWidth + 1; }).length,
       imgs: Array.from(document.images).map(function (i) {
         return [i.getAttribute('src'), i.naturalWidth, i.naturalHeight]; })
     };
@@ -102,18 +104,19 @@ def chromium(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 @pytest.mark.parametrize("page", ["index.html", "algorithms/sac.html", "benchmarks.html"])
 def test_pages_render_in_a_real_browser(site, page, tmp_path):
-    """Chromium loads the page from disk: MathJax (the local copy) typesets every formula
-    without an error, every image loads with a real size, the code blocks are there, and a
-    screenshot is not blank."""
+    """Chromium loads the page from disk at 1280 px: MathJax (the local copy) typesets every
+    formula without an error, every image loads with a real size, the code blocks are there
+    and no line of theirs runs past the box, and a screenshot is not blank."""
     path = site / page
     probe = path.with_name("_probe_" + path.name)
     probe.write_text(path.read_text().replace("</body>", CHECK + "</body>"))
-    res = chromium("--dump-dom", probe.as_uri(), cwd=tmp_path)
+    res = chromium("--dump-dom", "--window-size=1280,1400", probe.as_uri(), cwd=tmp_path)
     found = re.search(r'<pre id="browser-check">(.*?)</pre>', res.stdout, re.S)
     assert found, res.stderr[-2000:]
     seen = json.loads(html.unescape(found[1]))
     assert seen["mjx_errors"] == 0, seen
     assert seen["mjx"] >= seen["math"], seen  # every formula typeset
+    assert seen["cut"] == 0, seen  # no code line runs past its box at 1280 px
     for src, width, height in seen["imgs"]:
         assert width > 0 and height > 0, f"{page}: {src} did not load"
     if page == "algorithms/sac.html":

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from conftest import REPO
+from helpers import HANG
 
 BUNDLED = os.path.join(REPO, "data", "benchmarks", "sac-halfcheetah-v5",
                        "sac-halfcheetah-v5_s0")
@@ -16,11 +17,11 @@ def test_wheel_installed_elsewhere_runs_the_quickstart_and_plots(tmp_path):
     wheels, site, work = tmp_path / "wheels", tmp_path / "site", tmp_path / "work"
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels),
-                    REPO], check=True, capture_output=True, timeout=300)
+                    REPO], check=True, capture_output=True, timeout=HANG)
     (wheel,) = wheels.iterdir()
     assert wheel.name.startswith("spinup_tf2-0.2.0-") and wheel.suffix == ".whl"
     subprocess.run([*pip, "install", "--no-deps", "--target", str(site), str(wheel)],
-                   check=True, capture_output=True, timeout=300)
+                   check=True, capture_output=True, timeout=HANG)
     assert (site / "spinup_tf2" / "data" / "spinningup_sac_curves.csv").exists()
     work.mkdir()
     env = dict(os.environ, PYTHONPATH=str(site), SPINUP_TF2_WAIT_BEFORE_LAUNCH="0",
@@ -29,7 +30,7 @@ def test_wheel_installed_elsewhere_runs_the_quickstart_and_plots(tmp_path):
 
     def run(*args):
         return subprocess.run([sys.executable, *args], cwd=work, env=env, capture_output=True,
-                              text=True, timeout=300)
+                              text=True, timeout=HANG)
 
     where = run("-c", "import spinup_tf2, spinup_tf2.user_config as u; "
                       "print(spinup_tf2.__file__); print(u.DEFAULT_DATA_DIR)")

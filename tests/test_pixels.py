@@ -422,9 +422,10 @@ def x_display(monkeypatch):
     server = subprocess.Popen([xvfb, f":{number}", "-screen", "0", "640x480x24", "-nolisten",
                                "tcp"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 30
-    while not os.path.exists(f"/tmp/.X11-unix/X{number}") and time.monotonic() < deadline:
+    deadline = time.monotonic() + 300
+    while not os.path.exists(f"/tmp/.X11-unix/X{number}"):
         assert server.poll() is None, f"Xvfb :{number} stopped (exit code {server.returncode})"
+        assert time.monotonic() < deadline, f"waited 300 s for Xvfb :{number}'s socket"
         time.sleep(0.05)
     monkeypatch.setenv("DISPLAY", f":{number}")
     for var in ("SDL_VIDEODRIVER", "WAYLAND_DISPLAY"):

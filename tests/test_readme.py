@@ -5,6 +5,8 @@ import re
 import subprocess
 import sys
 
+from helpers import HANG
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -25,6 +27,6 @@ def test_readme_snippet_imports_print_no_tensorflow_noise(tmp_path):
         code = imports + ("\nimport sys\nif 'tensorflow' in sys.modules:\n"
                           "    sys.modules['tensorflow'].constant(1.0) + 1.0\n")
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             cwd=tmp_path, env=env, timeout=300)
+                             cwd=tmp_path, env=env, timeout=HANG)
         assert res.returncode == 0, (imports, res.stderr)
         assert res.stderr == "", (imports, res.stderr)

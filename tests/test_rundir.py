@@ -171,13 +171,13 @@ def test_a_second_writer_is_refused_while_a_run_writes_and_a_kill_frees_the_dire
         proc.wait()
     # The kill released the lock (once the kernel has ended the killed experiment process,
     # which its dead launcher no longer waits for): nothing is stuck.
-    deadline = time.time() + 10
+    deadline = time.time() + 300
     while True:
         try:
             rundir.claim(str(out), "a test")
             break
         except SpinupError:
-            assert time.time() < deadline
+            assert time.time() < deadline, f"waited 300 s for the lock of {out} to be released"
             time.sleep(0.1)
     rundir.release(str(out))
 

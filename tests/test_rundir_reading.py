@@ -9,7 +9,7 @@ import time
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import assert_clean_error, cli, run_main, run_tiny
+from helpers import HANG, assert_clean_error, cli, run_main, run_tiny
 
 from spinup_tf2 import envs
 from spinup_tf2.algos.sac.frame_buffer import FrameReplayBuffer
@@ -150,9 +150,9 @@ def test_special_files_at_any_depth_are_refused_within_seconds(runs, tmp_path, w
         os.mkfifo(path)
     started = time.time()
     if where.startswith("train_state"):
-        res = cli("sac", "--env", "Pendulum-v1", "--resume", str(out), timeout=120)
+        res = cli("sac", "--env", "Pendulum-v1", "--resume", str(out), timeout=HANG)
     else:
-        res = cli("test_policy", str(out), "-nr", "-n", "1", timeout=120)
+        res = cli("test_policy", str(out), "-nr", "-n", "1", timeout=HANG)
     assert time.time() - started < 60
     assert_clean_error(res, "a symbolic link" if kind == "device" else "a FIFO",
                        "it was not read")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+from helpers import HANG
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 SCRIPT = osp.join(REPO, "benchmarks", "timing", "time_to_score.py")
@@ -39,7 +40,7 @@ def test_time_to_score_by_hand(tmp_path):
                             for w, v in rows))
     out = subprocess.run([sys.executable, SCRIPT,
                           str(race), "--data_dir", str(data)],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=HANG)
     assert out.returncode == 0, out.stderr
     assert "score at 100,000 steps is 6,081" in out.stdout
     assert "(2 seeds) reaches it at 70,000 env steps" in out.stdout
@@ -55,7 +56,7 @@ def test_time_to_score_never_reached(tmp_path):
     race.write_text(json.dumps(dict(who="ours", env_steps_per_s=500.0)) + "\n")
     out = subprocess.run([sys.executable, SCRIPT,
                           str(race), "--data_dir", str(data)],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=HANG)
     assert out.returncode == 1
     assert "never reaches 6081" in out.stdout
 
@@ -79,7 +80,7 @@ def test_the_family_times_by_hand(tmp_path):
             dict(impl="spinup_tf2", algo="tqc", n_critics=None, env_steps_per_s=80.0)]
     speeds.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = subprocess.run([sys.executable, SCRIPT, "--family", str(speeds), "--data_dir",
-                          str(data)], capture_output=True, text=True, timeout=120)
+                          str(data)], capture_output=True, text=True, timeout=HANG)
     assert out.returncode == 0, out.stderr
     assert "| sac | 2 | 500.0 (1) | 64k | 2 min | 92k | 3 min |" in out.stdout
     assert "| crossq | 1 | 50.0 (3) | 32k | 11 min | 48k | 16 min |" in out.stdout

@@ -8,7 +8,7 @@ import sys
 import gymnasium as gym
 import imageio.v3 as iio
 import pytest
-from helpers import TINY, assert_clean_error, cli, rows, run_tiny
+from helpers import HANG, TINY, assert_clean_error, cli, rows, run_tiny
 
 from spinup_tf2 import sac
 from spinup_tf2.errors import SpinupError
@@ -120,7 +120,7 @@ def test_a_script_without_a_main_guard_gets_told_why_its_video_failed(tmp_path):
         " update_after=100, num_test_episodes=1, max_ep_len=50, video_freq=1,"
         " ac_kwargs=dict(hidden_sizes=(16,)), logger_kwargs=dict(output_dir='run'))\n")
     res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=300, env=dict(os.environ, **NO_DISPLAY))
+                         text=True, timeout=HANG, env=dict(os.environ, **NO_DISPLAY))
     assert res.returncode == 1
     assert ("rendering process stopped before it began (exit code 1). It is started with "
             "'spawn'") in res.stderr
@@ -175,7 +175,7 @@ def test_mujoco_camera_follows_the_body():
         print(first.shape, frame.shape, max(gaps), abs(env.unwrapped.data.xpos[1][0] - x0))
     """
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=dict(os.environ, **NO_DISPLAY), timeout=300)
+                         env=dict(os.environ, **NO_DISPLAY), timeout=HANG)
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.startswith("(480, 480, 3) (480, 480, 3)")
     gap, moved = map(float, res.stdout.split()[-2:])
@@ -210,7 +210,7 @@ def test_a_mujoco_video_shows_the_ground_far_from_the_start():
         print(np.abs(out[0][0] - out[1][0]).max(), out[0][1], out[1][1])
     """
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=dict(os.environ, **NO_DISPLAY), timeout=300)
+                         env=dict(os.environ, **NO_DISPLAY), timeout=HANG)
     assert res.returncode == 0, res.stderr[-2000:]
     diff, lit_without, lit_with = map(float, res.stdout.split()[-3:])
     assert diff == 0.0

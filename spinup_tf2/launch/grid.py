@@ -231,12 +231,17 @@ class ExperimentGrid:
             worker_dir = osp.abspath(worker_dir) if worker_dir else data_dir
         else:
             num_cpu = resolve_num_cpu(num_cpu, parallel, oversubscribe)
-        self.print()
         variants = self.variants()
         names = sorted(set(self.variant_name(var) for var in variants))
         line = "=" * DIV_LINE_WIDTH
-        print("\n" + colorize("Preparing to run the following experiments...", color="green",
-                              bold=True) + "\n\n" + "\n".join(names) + "\n\n" + line)
+        if any((var.get("logger_kwargs") or {}).get("quiet") for var in variants):
+            print(colorize(f"ExperimentGrid [{self._name}]: {len(variants)} run(s) of "
+                           f"{', '.join(names)}", color="green", bold=True))  # --quiet
+        else:
+            self.print()
+            print("\n" + colorize("Preparing to run the following experiments...",
+                                  color="green", bold=True) + "\n\n" + "\n".join(names)
+                  + "\n\n" + line)
         self._check_output_dirs(variants, data_dir, datestamp)
 
         if WAIT_BEFORE_LAUNCH > 0:

@@ -106,7 +106,10 @@ def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
     directory (see :func:`call_experiment`, which runs it). ``num_cpu`` is a
     number of processes, as :func:`resolve_num_cpu` gives it."""
     kwargs["seed"] = seed
-    if verbose:
+    if verbose and (kwargs.get("logger_kwargs") or {}).get("quiet"):
+        print(colorize(f"Running experiment {exp_name} (seed {seed}).", color="cyan",
+                       bold=True))
+    elif verbose:
         print(colorize("Running experiment:\n", color="cyan", bold=True))
         print(exp_name + "\n")
         print(colorize("with kwargs:\n", color="cyan", bold=True))
@@ -115,7 +118,7 @@ def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
         print("\n")
 
     if "output_dir" in kwargs.get("logger_kwargs", {}):
-        if verbose:
+        if verbose and not kwargs["logger_kwargs"].get("quiet"):
             print("Note: Call experiment is not handling logger_kwargs.\n")
     else:  # only options such as tensorboard given: add where the run goes
         kwargs["logger_kwargs"] = {

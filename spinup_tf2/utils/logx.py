@@ -33,7 +33,8 @@ class Logger:
 
     def __init__(self, output_dir: str | None = None, output_fname: str | None = rundir.PROGRESS,
                  exp_name: str | None = None, tensorboard: bool = False,
-                 append_after: int | None = None, outputs: list | None = None):
+                 append_after: int | None = None, outputs: list | None = None,
+                 quiet: bool = False):
         """Open the output directory and progress.txt.
 
         Args:
@@ -60,7 +61,11 @@ class Logger:
             outputs (list): More places each row goes, after the table,
                 progress.txt and TensorBoard: :class:`Output` objects (a
                 backend of one's own is one subclass with a ``write``).
+
+            quiet (bool): Print one line saying where config.json is instead of
+                the whole configuration (``--quiet``); the file is the same.
         """
+        self.quiet = quiet
         self.output_dir = None
         self.first_row = True
         self._warned_pickle = False
@@ -133,8 +138,13 @@ class Logger:
             config_json["exp_name"] = self.exp_name
         if proc_id() == 0:
             output = json.dumps(config_json, separators=(",", ":\t"), indent=4, sort_keys=True)
-            print(colorize("Saving config:\n", color="cyan", bold=True))
-            print(output)
+            if getattr(self, "quiet", False):
+                where = osp.join(self.output_dir or ".", rundir.CONFIG)
+                print(colorize(f"Configuration ({len(config_json)} settings): {where}",
+                               color="cyan", bold=True))
+            else:
+                print(colorize("Saving config:\n", color="cyan", bold=True))
+                print(output)
             if self.output_dir is not None:
                 rundir.write_text(osp.join(self.output_dir, rundir.CONFIG), output)
 

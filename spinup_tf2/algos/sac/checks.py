@@ -36,7 +36,7 @@ def _is_num(x) -> bool:
 
 # Run settings that were logger_kwargs keys in 0.1 and are sac() arguments now.
 MOVED_FROM_LOGGER_KWARGS = ("overwrite", "video_freq")
-LOGGER_KWARGS = ("output_dir", "exp_name", "output_fname", "tensorboard", "outputs")
+LOGGER_KWARGS = ("output_dir", "exp_name", "output_fname", "tensorboard", "outputs", "quiet")
 # Seeds fit Keras' 32 bits with room for the offsets of MPI ranks and the test environment.
 SEED_LIMIT = 2**31
 # The SAC family's variant records (:mod:`spinup_tf2.algos.sac.variants`), by the names
@@ -201,8 +201,9 @@ def check_logger_kwargs(logger_kwargs: dict) -> None:
                            and os.sep not in fname and "\0" not in fname),
          f"output_fname must be a file name inside the run directory (no folder), e.g. "
          f"{rundir.PROGRESS!r}; got {fname!r}.")
-    need(isinstance(logger_kwargs.get("tensorboard", False), (bool, np.bool_)),
-         f"tensorboard must be True or False; got {logger_kwargs.get('tensorboard')!r}.")
+    for key in ("tensorboard", "quiet"):
+        need(isinstance(logger_kwargs.get(key, False), (bool, np.bool_)),
+             f"{key} must be True or False; got {logger_kwargs.get(key)!r}.")
     outputs = logger_kwargs.get("outputs") or []
     need(isinstance(outputs, (list, tuple))
          and all(callable(getattr(o, "write", None)) for o in outputs),

@@ -691,8 +691,12 @@ def log_param_counts(logger: EpochLogger, ac) -> None:
     counts = [("pi", core.count_vars(ac.pi))] + [
         (f"q{i}", core.count_vars(q)) for i, q in enumerate(core.critics_of(ac), 1)]
     total = core.count_vars(ac)  # with a pixel actor-critic's encoder and feature layers
+    shared = total - sum(n for _, n in counts)
     logger.log("\nNumber of parameters: \t " + ", \t ".join(f"{k}: {n}" for k, n in counts)
-               + f", \t total: {total}\n")
+               + f", \t total: {total}"
+               + (f" (with {shared} in layers they share, such as the image encoder of the "
+                  f"pixel actor-critic)"
+                  if shared > 0 else "") + "\n")
 
 
 def log_epoch(logger: EpochLogger, epoch: int, total_env_interacts: int, elapsed: float,
