@@ -127,7 +127,7 @@ def write_report(opt_study, study_dir: str, plots: bool = True,
     if not plots:
         return
     written = write_plots(opt_study, osp.join(study_dir, "plots"))
-    journal = storage or osp.join(study_dir, "study.journal")
+    journal = storage or osp.join(study_dir, STUDY_FILE)
     print(f"\nStudy {opt_study.study_name}: {len(opt_study.trials)} trials; table "
           f"{osp.join(study_dir, 'trials.tsv')}"
           + (f", best {osp.join(study_dir, 'best.txt')}" if complete else "")
@@ -192,7 +192,7 @@ def main(argv: list[str]) -> int:
         import optuna
 
         name = osp.basename(study_dir.rstrip("/"))
-        if storage is None and not osp.isfile(osp.join(study_dir, "study.journal")):
+        if storage is None and not osp.isfile(osp.join(study_dir, STUDY_FILE)):
             raise SpinupError(f"{study_dir} holds no study.journal: give a study's folder "
                               f"(data/<exp_name>), or its storage with --storage URL.")
         optuna.logging.set_verbosity(optuna.logging.WARNING)

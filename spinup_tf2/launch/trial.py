@@ -106,6 +106,7 @@ class TrialRun:
         self.columns: list[list[float]] = [[] for _ in spec.runs]
         self.values: dict[int, float] = {}
         self.state, self.error, self.seconds = None, None, 0.0
+        self.column_missing = False  # the objective is no column: every trial would fail
 
     def start(self) -> None:
         """Start every run, each writing its output to its ``stdout.txt``."""
@@ -161,6 +162,7 @@ class TrialRun:
                 continue
             names = header.split("\t")
             if column not in names:
+                self.column_missing = True
                 raise ValueError(f"the objective {column!r} is not a column of {path} (its "
                                  f"columns: {', '.join(names)})")
             at = names.index(column)
@@ -212,7 +214,8 @@ class TrialRun:
                      if t.number == self.trial.number).system_attrs
         return dict(number=self.spec.number, state=self.state, error=self.error,
                     values=finite, value=finite[max(finite)] if finite else None,
-                    pruner_attrs=attrs, seconds=self.seconds)
+                    pruner_attrs=attrs, seconds=self.seconds,
+                    column_missing=self.column_missing)
 
 
 def run_trial(spec: TrialSpec, poll_every: float = 0.5) -> dict:

@@ -596,7 +596,7 @@ def _run_batch(opt_study, study: Study, batch: list, settings, run_round) -> Non
             stopped.append(trials[res["number"]])
             continue
         _record(opt_study, trials[res["number"]], res)
-        if res["error"] and "is not a column" in res["error"]:
+        if res.get("column_missing"):
             column_missing = res["error"]
     if stopped:
         _stopped(stopped)
