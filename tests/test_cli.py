@@ -269,3 +269,30 @@ def test_a_run_that_fails_before_writing_says_nothing_was_written(tmp_path):
               str(tmp_path), "--epochs", "1")
     assert res.returncode != 0 and "goal-conditioned" in res.stdout + res.stderr
     assert "Nothing was written (" in res.stdout and "written so far" not in res.stdout
+
+
+@pytest.mark.parametrize("module, groups", [
+    ("spinup_tf2.utils.test_policy", ["Spinning Up's flags:", "beyond Spinning Up:"]),
+    ("spinup_tf2.utils.plot", ["Spinning Up's flags:", "beyond Spinning Up:"]),
+    ("spinup_tf2.policy.export", [])])
+def test_the_other_commands_help_explains_every_flag(module, groups, capsys):
+    """test_policy, plot and export: every flag has its line of help, under its group, and
+    the usage names the command a user types."""
+    import importlib
+
+    with pytest.raises(SystemExit) as stop:
+        importlib.import_module(module).main(["--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m spinup_tf2.run "), out[:80]
+    for group in groups:
+        assert "\n" + group + "\n" in out, group
+    usage, body = out.split("\n\n", 1)
+    flags = set(re.findall(r"\[(--\w+)", usage)) - {"--help"}
+    assert flags
+    for flag in flags:
+        # the flag's entry: its line, and a description on it or on the next one
+        entry = re.search(rf"^  {flag}\b.*\n(?:\s{{20,}}\S.*\n)*", body, re.M)
+        assert entry is not None, flag
+        words = entry.group(0).split(flag, 1)[1]
+        assert len(re.findall(r"[a-z]{3,}", words)) >= 3, (flag, entry.group(0))

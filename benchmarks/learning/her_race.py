@@ -20,7 +20,8 @@ alpha learned, 1,000 random steps before the first update, one update per enviro
 networks [256, 256], replay 1M, 200k steps in 40 epochs of 5,000, 25 test episodes after
 each. Runs go to ``data/benchmarks/her-race-fetchpush-v4/{ours,sb3}_s<seed>/`` (SB3's as a
 progress.txt with the same column names). Each run is its own process; seeds alternate
-between the two so that a stopped race leaves pairs.
+between the two so that a stopped race leaves pairs; a stopped run of ours resumes from its
+last checkpoint, SB3's starts again.
 """
 
 from __future__ import annotations
@@ -60,12 +61,14 @@ def run_ours(seed: int, out: str) -> None:
     from spinup_tf2 import sac
 
     s = SETTINGS
+    # An unfinished run takes up from its last training checkpoint (exactly, as --resume).
+    resume = osp.isdir(osp.join(out, "train_state"))
     sac(make_env, seed=seed, epochs=EPOCHS, steps_per_epoch=STEPS_PER_EPOCH, her=True,
         n_sampled_goal=s["n_sampled_goal"], goal_selection_strategy=s["strategy"],
         gamma=s["gamma"], lr=s["lr"], polyak=s["polyak"], batch_size=s["batch_size"],
         ac_kwargs=dict(hidden_sizes=s["hidden"]), alpha="auto", start_steps=s["start_steps"],
         update_after=s["start_steps"], replay_size=s["replay_size"],
-        num_test_episodes=TEST_EPISODES, max_ep_len=50, overwrite=True,
+        num_test_episodes=TEST_EPISODES, max_ep_len=50, overwrite=not resume, resume=resume,
         logger_kwargs=dict(output_dir=out))
 
 

@@ -421,40 +421,42 @@ def main(argv=None) -> int:
                         help="run directories, or folders searched for them; a logdir that is "
                              "not a folder matches every folder beside it whose name contains "
                              "its last part (data/exp_lr matches data/exp_lr0-1, ...)")
-    parser.add_argument("--legend", "-l", nargs="*",
+    spinup = parser.add_argument_group("Spinning Up's flags")
+    beyond = parser.add_argument_group("beyond Spinning Up")
+    spinup.add_argument("--legend", "-l", nargs="*",
                         help="one name per logdir for the legend (default: each run's "
                              "exp_name)")
-    parser.add_argument("--xaxis", "-x", default="TotalEnvInteracts",
+    spinup.add_argument("--xaxis", "-x", default="TotalEnvInteracts",
                         help="the column on the x axis (default: TotalEnvInteracts)")
-    parser.add_argument("--value", "-y", default="Performance", nargs="*",
+    spinup.add_argument("--value", "-y", default="Performance", nargs="*",
                         help="the column(s) to plot, one figure each (default: Performance, "
                              "i.e. AverageTestEpRet)")
-    parser.add_argument("--count", action="store_true",
+    spinup.add_argument("--count", action="store_true",
                         help="one curve per run instead of one per experiment (mean and std "
                              "over its seeds)")
-    parser.add_argument("--smooth", "-s", type=int, default=1,
+    spinup.add_argument("--smooth", "-s", type=int, default=1,
                         help="a centred moving average over this many points (default: 1, none)")
-    parser.add_argument("--select", nargs="*",
+    spinup.add_argument("--select", nargs="*",
                         help="keep only logdirs whose path contains all of these strings")
-    parser.add_argument("--exclude", nargs="*",
+    spinup.add_argument("--exclude", nargs="*",
                         help="drop logdirs whose path contains any of these strings")
-    parser.add_argument("--est", default="mean",
+    spinup.add_argument("--est", default="mean",
                         help="the line: iqm (interquartile mean) or a numpy function (mean, "
                              "median, max, min; default: mean)")
-    parser.add_argument("--ci", type=float, default=None, metavar="LEVEL",
+    beyond.add_argument("--ci", type=float, default=None, metavar="LEVEL",
                         help="draw a stratified-bootstrap LEVEL %% confidence band of the "
                              "estimator instead of +-1 std (e.g. --ci 95)")
-    parser.add_argument("--n_boot", type=int, default=2000,
+    beyond.add_argument("--n_boot", type=int, default=2000,
                         help="bootstrap replicates for --ci and --table (seeded; default: "
                              "2000)")
-    parser.add_argument("--table", type=float, nargs="+", metavar="STEPS",
+    beyond.add_argument("--table", type=float, nargs="+", metavar="STEPS",
                         help="print, instead of plotting, IQM, mean, median and the IQM's "
                              "confidence interval (--ci, default 95) of --value for each group "
                              "at these x values")
-    parser.add_argument("--savefig", default=None,
+    beyond.add_argument("--savefig", default=None,
                         help="write the figure to this file (one file per --value, with the "
                              "value in its name) instead of opening a window")
-    parser.add_argument("--reference", action="store_true",
+    beyond.add_argument("--reference", action="store_true",
                         help="overlay Spinning Up's published SAC curves for the runs' MuJoCo "
                              "environment")
     args = parser.parse_args(argv)

@@ -94,27 +94,30 @@ def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int
 
 def main(argv=None) -> int:
     """``test_policy.py fpath [--len] [--episodes] [--norender] [--itr] [--deterministic]``."""
-    parser = argparse.ArgumentParser(description="Run a policy saved by spinup_tf2.")
+    parser = argparse.ArgumentParser(prog="python -m spinup_tf2.run test_policy",
+                                     description="Run a policy saved by spinup_tf2.")
     parser.add_argument("fpath", type=str, help="the output directory of one run")
-    parser.add_argument("--len", "-l", type=int, default=0,
+    spinup = parser.add_argument_group("Spinning Up's flags")
+    beyond = parser.add_argument_group("beyond Spinning Up")
+    spinup.add_argument("--len", "-l", type=int, default=0,
                         help="cut episodes at this many steps (0, the default: only the "
                              "environment's own time limit)")
-    parser.add_argument("--episodes", "-n", type=int, default=100,
+    spinup.add_argument("--episodes", "-n", type=int, default=100,
                         help="episodes to run (default 100)")
-    parser.add_argument("--norender", "-nr", action="store_true",
+    spinup.add_argument("--norender", "-nr", action="store_true",
                         help="do not render (without a display this is the default)")
-    parser.add_argument("--itr", "-i", type=int, default=-1,
+    spinup.add_argument("--itr", "-i", type=int, default=-1,
                         help="run the policy saved at epoch N (tf2_save<N>, kept with "
                              "save_freq) instead of the last one")
-    parser.add_argument("--deterministic", "-d", action="store_true",
-                        help="act with the mean action (mu) instead of sampling (pi)")
-    parser.add_argument("--video", metavar="PATH",
+    spinup.add_argument("--deterministic", "-d", action="store_true",
+                        help="act with the mean action (mu) instead of sampling (pi; the default)")
+    beyond.add_argument("--video", metavar="PATH",
                         help="record the episodes to PATH (.mp4 or .gif) instead of showing "
-                             "them; works without a display")
-    parser.add_argument("--trust_vars_pkl", action="store_true",
+                             "them; works without a display (default: none)")
+    beyond.add_argument("--trust_vars_pkl", action="store_true",
                         help="load the environment pickled in vars.pkl (runs code from the "
                              "file: only for run directories you trust)")
-    parser.add_argument("--trust_saved_model", action="store_true",
+    beyond.add_argument("--trust_saved_model", action="store_true",
                         help="load the SavedModel even if it holds operations a policy does "
                              "not need (only for run directories you trust)")
     args = parser.parse_args(argv)
