@@ -34,13 +34,6 @@ STARTS_PROCESSES = ("cli(", "run_main(", "subprocess.", "Popen(", "sys.executabl
                     "record_episode(")
 
 
-def pytest_xdist_auto_num_workers(config):
-    """``-n auto`` (pytest.ini): one worker more than the machine has cores. Many tests wait
-    on processes they start (a Ray head, mpirun, a launcher), which leaves a core idle about
-    a tenth of the time with one worker per core (CI's 2 cores: 1.77 busy on average)."""
-    return (os.cpu_count() or 1) + 1
-
-
 def pytest_collection_modifyitems(config, items):
     import inspect
 
