@@ -188,3 +188,34 @@ def test_a_goal_task_from_the_command_line_with_every_option(tmp_path):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     res = cli("test_policy", str(tmp_path / "h" / "h_s0"), "-n", "1", "--norender")
     assert res.returncode == 0 and "Success" in res.stdout, res.stderr[-2000:]
+
+
+class ReachWithState(gym.ObservationWrapper):
+    """PointReach whose 'observation' entry is called 'state', the name a recurrent
+    policy's exported memory input has."""
+
+    def __init__(self):
+        super().__init__(gym.make("PointReach-v0"))
+        spaces = dict(self.env.observation_space.spaces)
+        spaces["state"] = spaces.pop("observation")
+        self.observation_space = gym.spaces.Dict(spaces)
+
+    def observation(self, obs):
+        obs = dict(obs)
+        obs["state"] = obs.pop("observation")
+        return obs
+
+
+def test_an_entry_named_as_the_exports_own_tensor_is_refused_at_export(tmp_path):
+    """A recurrent run on a Dict with a 'state' entry trains and saves (the SavedModel takes
+    the Dict and the memory apart); its ONNX export, whose inputs are named once each, is
+    refused in one paragraph naming the entry, and nothing is written."""
+    from spinup_tf2.algos.sac.recurrent import RecurrentActorCritic
+
+    out = tmp_path / "run"
+    sac(ReachWithState, RecurrentActorCritic, **dict(TINY, ac_kwargs=dict(hidden_sizes=(16,))),
+        epochs=1, max_ep_len=50, logger_kwargs=dict(output_dir=str(out)))
+    with pytest.raises(SpinupError) as err:
+        export_policy(str(out), "onnx", str(tmp_path / "p.onnx"))
+    assert "entry 'state'" in str(err.value) and "Nothing was written" in str(err.value)
+    assert not (tmp_path / "p.onnx").exists()

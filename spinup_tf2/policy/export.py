@@ -96,6 +96,7 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
         return dict(zip(names, inputs)) if isinstance(obs_spec, dict) else inputs[0]
 
     memory = is_recurrent(model)
+    _check_names(names, memory, fpath)
     if memory:
         state_size = int(model.mu.concrete_functions[0].structured_input_signature[0][1]
                          .shape[1])
@@ -298,6 +299,21 @@ def random_observations(obs_dim: int | tuple, dtype) -> np.ndarray:
         return rng.integers(0, 256, size=(CHECK_OBS, *obs_dim), dtype=np.uint8)
     shape = obs_dim if isinstance(obs_dim, tuple) else (obs_dim,)
     return rng.normal(0.0, 3.0, size=(CHECK_OBS, *shape)).astype(np.float32)
+
+
+def _check_names(names: list, memory: bool, fpath: str) -> None:
+    """Refuse Dict entries named as the exported graph's other inputs and outputs: ONNX and
+    TF Lite name every tensor once."""
+    taken = ["action"] + (["state", "next_state"] if memory else [])
+    clash = sorted(set(names) & set(taken))
+    if clash and names != ["obs"]:
+        raise SpinupError(
+            f"The run in {fpath} observes a Dict with the entr{'ies' if len(clash) > 1 else 'y'}"
+            f" {', '.join(map(repr, clash))}; the exported policy takes one input per entry and "
+            f"names its own tensors {', '.join(map(repr, taken))}, and an ONNX or TF Lite file "
+            f"names each tensor once. Nothing was written. Rename the entry in the environment "
+            f"(a gymnasium ObservationWrapper) and train again, or ship the SavedModel "
+            f"(tf2_save/), which takes the Dict as it is.")
 
 
 def _normalizes(fpath: str) -> bool:
