@@ -96,29 +96,24 @@ def test_vector_copies_keep_their_normalizing_statistics_across_a_resume(tmp_pat
 KILL_SCRIPT = """
 import sys, gymnasium as gym
 from spinup_tf2 import sac
-from spinup_tf2.algos.sac import core
-ac = core.MLPActorCritic if sys.argv[2] == "sac" else sys.argv[2]
-# CrossQ's critics as narrow as the rest; REDQ with 4 critics: 6 subsets to trace, not 45.
-own = {"crossq": {"critic_hidden_sizes": (32, 32)}, "redq": {"n_critics": 4}}
-widths = dict(hidden_sizes=(32, 32), **own.get(ac, {}))
-sac(lambda: gym.make("Pendulum-v1"), ac, epochs=4, alpha="auto", steps_per_epoch=200,
+sac(lambda: gym.make("Pendulum-v1"), epochs=4, alpha="auto", steps_per_epoch=200,
     start_steps=100, update_after=50, update_every=50, batch_size=32, num_test_episodes=2,
-    ac_kwargs=widths, logger_kwargs=dict(output_dir=sys.argv[1]), resume=len(sys.argv) > 3)
+    ac_kwargs=dict(hidden_sizes=(32, 32)), logger_kwargs=dict(output_dir=sys.argv[1]),
+    resume=len(sys.argv) > 2)
 """
 
 
 # A kill at any moment leaves whole files whatever the variant (one writer, atomic files);
 # that each variant's checkpoint holds all its state (Batch Renormalization statistics,
 # dropout generators, subset draws) its own file tests (test_crossq.py, test_droq.py,
-# test_redq.py, test_tqc.py: stopped then resumed equals straight). KILL_SCRIPT still takes
-# a variant's name as its second argument.
-def test_kill_minus_9_then_resume_equals_straight_run(tmp_path, variant="sac"):
+# test_redq.py, test_tqc.py: stopped then resumed equals straight), so SAC's run here.
+def test_kill_minus_9_then_resume_equals_straight_run(tmp_path):
     straight, killed = str(tmp_path / "straight"), str(tmp_path / "killed")
     script = tmp_path / "run.py"
     script.write_text(KILL_SCRIPT)
-    subprocess.run([sys.executable, str(script), straight, variant], check=True,
+    subprocess.run([sys.executable, str(script), straight], check=True,
                    capture_output=True)
-    proc = subprocess.Popen([sys.executable, str(script), killed, variant],
+    proc = subprocess.Popen([sys.executable, str(script), killed],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     progress = os.path.join(killed, "progress.txt")
     # No deadline: on a busy machine an epoch may take minutes; the run ends by itself.
@@ -135,7 +130,7 @@ def test_kill_minus_9_then_resume_equals_straight_run(tmp_path, variant="sac"):
     assert 2 <= len(partial) <= 3
     import tensorflow as tf
     tf.saved_model.load(os.path.join(killed, "tf2_save"))
-    subprocess.run([sys.executable, str(script), killed, variant, "resume"], check=True,
+    subprocess.run([sys.executable, str(script), killed, "resume"], check=True,
                    capture_output=True)
     h1, r1 = rows(straight)
     h2, r2 = rows(killed)

@@ -306,7 +306,7 @@ def _check_names(names: list, memory: bool, fpath: str) -> None:
     TF Lite name every tensor once."""
     taken = ["action"] + (["state", "next_state"] if memory else [])
     clash = sorted(set(names) & set(taken))
-    if clash and names != ["obs"]:
+    if clash:
         raise SpinupError(
             f"The run in {fpath} observes a Dict with the entr{'ies' if len(clash) > 1 else 'y'}"
             f" {', '.join(map(repr, clash))}; the exported policy takes one input per entry and "
