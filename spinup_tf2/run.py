@@ -241,6 +241,9 @@ def console_main() -> None:
     ``python -m spinup_tf2.run CMD ...``."""
     import signal
 
+    from spinup_tf2.tf_setup import import_keras_without_extras
+
+    import_keras_without_extras()  # test_policy and export: TensorFlow starts 1.5-2 s sooner
     if hasattr(signal, "SIGPIPE"):  # output into `head` or `less` ends quietly when they do
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main())

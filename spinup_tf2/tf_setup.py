@@ -10,6 +10,22 @@ import contextlib
 import os
 import sys
 
+# Keras imports its integrations with other libraries as it is imported, when they are
+# installed: scikit-learn's estimators, pandas' frames, matplotlib's pyplot, IPython's
+# display. On 2 cores that is 1.5-2 s of a 5 s start. The processes spinup_tf2 starts itself
+# (an experiment, test_policy, export) use none of them, so they import Keras without them.
+KERAS_EXTRAS = ("sklearn", "pandas", "matplotlib", "IPython")
+_without_keras_extras = False
+
+
+def import_keras_without_extras() -> None:
+    """Have :func:`import_tensorflow` import Keras without its integrations with
+    scikit-learn, pandas, matplotlib and IPython: in this process Keras then works as if
+    they were not installed (they stay importable by any other code). Called first thing
+    by the processes spinup_tf2 starts itself, never on ``import spinup_tf2``."""
+    global _without_keras_extras
+    _without_keras_extras = True
+
 
 def import_tensorflow():
     """Return the ``tensorflow`` module, imported without start-up noise."""
@@ -17,9 +33,19 @@ def import_tensorflow():
         return sys.modules["tensorflow"]
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     quiet = os.environ.get("SPINUP_TF2_SHOW_TF_LOGS", "0") in ("", "0")
+    # None in sys.modules makes an import raise ImportError, which Keras takes as "not
+    # installed"; the entries are taken out again once Keras is in.
+    hidden = [m for m in KERAS_EXTRAS if m not in sys.modules] if _without_keras_extras else []
+    sys.modules.update(dict.fromkeys(hidden))
+    try:
+        with quiet_stderr(quiet):
+            import tensorflow as tf  # noqa: I001  (first: Keras' backend is TensorFlow)
+            import keras  # noqa: F401  (TensorFlow imports it; in any case, while hidden)
+    finally:
+        for m in hidden:
+            if sys.modules.get(m, 0) is None:
+                del sys.modules[m]
     with quiet_stderr(quiet):
-        import tensorflow as tf
-
         set_threads(tf)
         # Start the runtime now, while stderr is quiet: looking for GPUs prints
         # a CUDA error on machines without one.

@@ -10,6 +10,9 @@ if __name__ == "__main__":
 
     from spinup_tf2.errors import cli_main
     from spinup_tf2.lifetime import die_with_parent, interrupt_once, was_interrupted
+    from spinup_tf2.tf_setup import import_keras_without_extras
+
+    import_keras_without_extras()
 
     die_with_parent()  # a killed launcher takes its experiment with it
     interrupt_once()
