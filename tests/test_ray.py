@@ -81,15 +81,15 @@ def test_ray_sweep_gives_the_runs_of_the_local_backend(cluster, tmp_path):
         assert len(ray_rows) == 2 and (header, ray_rows) == rows(local / run)
 
 
-def two_variants_on_ray(grid: list, cluster: str, tmp_path):
-    """Run the two-variant ``grid`` on Ray; return its data dir. (That a Ray run equals its
-    local twin, the test above shows: the launcher hands over every variant's arguments the
-    same way, whatever they switch on.)"""
+def variants_on_ray(grid: list, cluster: str, tmp_path, count: int = 2):
+    """Run the ``count``-variant ``grid`` on Ray; return its data dir. (That a Ray run equals
+    its local twin, the test above shows: the launcher hands over every variant's arguments
+    the same way, whatever they switch on.)"""
     on_ray = tmp_path / "ray"
     res = cli("sac", *grid, "--data_dir", str(on_ray), "--backend", "ray", "--ray_address",
               cluster, env=LOOPBACK, timeout=600)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert "2 runs, 2 finished." in res.stdout
+    assert f"{count} runs, {count} finished." in res.stdout
     return on_ray
 
 
@@ -98,7 +98,7 @@ def test_a_recurrent_sweep_on_ray(cluster, tmp_path):
     names its actor-critic) and both finish their epochs there."""
     grid = ["--env", "Pendulum-P-v1", "--exp_name", "rr", "--recurrent", "True", "False",
             "--hid", "[16]", "--max_ep_len", "100", *CLI_TINY]
-    on_ray = two_variants_on_ray(grid, cluster, tmp_path)
+    on_ray = variants_on_ray(grid, cluster, tmp_path)
     for run, kind in [("rr/rr_s0", "MLPActorCritic"), ("rr_rec/rr_rec_s0",
                                                         "RecurrentActorCritic")]:
         assert len(rows(on_ray / run)[1]) == 2
@@ -115,12 +115,9 @@ def test_the_sac_family_runs_on_ray(cluster, tmp_path):
             "droq", "redq", "--hid", "[16]", "--epochs", "1",
             "--steps_per_epoch", "100", "--start_steps", "50", "--update_after", "50",
             "--num_test_episodes", "1", "--batch_size", "32"]
-    res = cli("sac", *grid, "--data_dir", str(tmp_path), "--backend", "ray", "--ray_address",
-              cluster, env=LOOPBACK, timeout=600)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert "4 runs, 4 finished." in res.stdout
+    on_ray = variants_on_ray(grid, cluster, tmp_path, count=4)
     for name in ("tqc", "crossq", "droq", "redq"):
-        run = tmp_path / f"rf_act{name}" / f"rf_act{name}_s0"
+        run = on_ray / f"rf_act{name}" / f"rf_act{name}_s0"
         header, ray_rows = rows(run)
         assert len(ray_rows) == 1 and ("AverageQ10Vals" in header) == (name == "redq")
         assert header[-2:] == ["SuccessRate", "TestSuccessRate"]
@@ -136,7 +133,7 @@ def test_a_pixel_sweep_on_ray(cluster, tmp_path):
             "--batch_size", "16", "--replay_size", "1000", "--epochs", "1",
             "--steps_per_epoch", "200", "--start_steps", "100", "--update_after", "100",
             "--num_test_episodes", "1"]
-    on_ray = two_variants_on_ray(grid, cluster, tmp_path)
+    on_ray = variants_on_ray(grid, cluster, tmp_path)
     found = sorted(os.path.relpath(root, on_ray) for root, _, files in os.walk(on_ray)
                    if "progress.txt" in files)
     assert len(found) == 2, found
