@@ -4,6 +4,7 @@
     python benchmarks/learning/compare_curves.py DIR      # ... from DIR (a copy of finished runs)
     python benchmarks/learning/compare_curves.py --suite dmc   # DeepMind Control: table only
     python benchmarks/learning/compare_curves.py --suite family  # the SAC family at 100k
+    python benchmarks/learning/compare_curves.py --suite her     # goal tasks, hindsight replay
 
 Spinning Up's curves (``spinup_tf2/data/spinningup_sac_curves.csv``) are test
 returns every 10k steps, each seed smoothed over an 11-point window, then
@@ -24,6 +25,14 @@ episodes) with the per-seed results published with SimbaV2
 nearest 100k) and with our own SAC at 100k (the bundled Spinning Up runs, interpolated), and
 writes ``benchmarks/learning/family_table.md``. TQC has no published 100k point (rl-zoo
 publishes 1M); it is read against our SAC.
+
+``--suite her`` tables the goal-conditioned runs with hindsight replay: FetchReach-v4 and
+PandaReach-v3 at 20k steps (``learning.py --suite her``) and the FetchPush-v4 race against
+Stable-Baselines3's SAC+HER at 200k (``her_race.py``): each library's test success rate and
+return after the last epoch, the steps each seed took to a test success rate of 0.95, the
+race's wall-clock, beside rl-baselines3-zoo's published TQC+HER results
+(``benchmarks/learning/reference/rl_zoo_her.csv``: one run each, -v1 tasks, the return's sd
+over its evaluation episodes). Writes ``benchmarks/learning/her_table.md``.
 """
 
 from __future__ import annotations
@@ -57,6 +66,14 @@ FAMILY_CSV = osp.join(HERE, "reference", "simbav2_baselines_100k.csv")
 FAMILY_EPOCHS = 25  # 100k steps of 4,000
 # The variants' suites and how SimbaV2's files name them (REDQ and DroQ at 20 updates/step).
 FAMILY_NAMES = {"crossq": "CrossQ", "tqc": "TQC", "droq": "DroQ", "redq": "REDQ"}
+RL_ZOO_HER_CSV = osp.join(HERE, "reference", "rl_zoo_her.csv")
+# --suite her: each task's runs (a glob under data_dir, by library), their epochs, and the
+# task rl-zoo published.
+HER_RUNS = [("FetchReach-v4", {"spinup_tf2": "her-fetchreach-v4/*"}, 10, "FetchReach-v1"),
+            ("PandaReach-v3", {"spinup_tf2": "her-pandareach-v3/*"}, 10, "PandaReach-v1"),
+            ("FetchPush-v4", {"spinup_tf2": "her-race-fetchpush-v4/ours_s*",
+                              "Stable-Baselines3": "her-race-fetchpush-v4/sb3_s*"},
+             40, "FetchPush-v1")]
 
 
 def our_curves(env: str, data_dir: str, min_epochs: int = 75) -> tuple[np.ndarray, np.ndarray]:
@@ -194,6 +211,43 @@ def family_table(data_dir: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def her_table(data_dir: str) -> str:
+    """The markdown table of the goal-conditioned runs with hindsight replay (finished runs
+    only): test success and return after the last epoch (mean ± sample sd over seeds), the
+    steps each seed took to a test success rate of 0.95, the mean wall-clock of the race's
+    runs, and rl-baselines3-zoo's published TQC+HER return."""
+    zoo = pd.read_csv(RL_ZOO_HER_CSV).set_index("env_id")
+    lines = ["| task | library (SAC+HER) | steps | test success (mean ± sd, seeds) | steps to "
+             "0.95 success, each seed | test return (mean ± sd) | wall-clock (min) | "
+             "rl-zoo TQC+HER, published (return ± sd of its episodes, one run) |",
+             "|---|---|---:|---:|---|---:|---:|---:|"]
+    for env, libraries, epochs, zoo_env in HER_RUNS:
+        published = (f"{zoo.loc[zoo_env, 'mean_reward']:.2f} ± "
+                     f"{zoo.loc[zoo_env, 'std_reward']:.2f} at {zoo.loc[zoo_env, 'n_timesteps']}"
+                     f" ({zoo_env})")
+        for library, pattern in libraries.items():
+            runs = [pd.read_table(path) for path in sorted(glob.glob(
+                osp.join(data_dir, pattern, "progress.txt"))) if osp.getsize(path)]
+            runs = [df for df in runs if len(df) >= epochs]
+            if not runs:
+                continue
+            last = pd.DataFrame([df.iloc[epochs - 1] for df in runs])
+            sd = len(runs) > 1
+            success, ret = last["TestSuccessRate"], last["AverageTestEpRet"]
+            reached = []
+            for df in runs:
+                hit = df.loc[df["TestSuccessRate"] >= 0.95, "TotalEnvInteracts"]
+                reached.append(f"{hit.iloc[0] / 1000:g}k" if len(hit) else "not reached")
+            race = "race" in pattern
+            lines.append(
+                f"| {env} | {library} | {int(last['TotalEnvInteracts'].iloc[0]) // 1000}k | "
+                f"{success.mean():.2f}" + (f" ± {success.std(ddof=1):.2f}" if sd else "")
+                + f" ({len(runs)}) | {', '.join(reached)} | {ret.mean():.2f}"
+                + (f" ± {ret.std(ddof=1):.2f}" if sd else "") + " | "
+                + (f"{last['Time'].mean() / 60:.0f}" if race else "") + f" | {published} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     import matplotlib
 
@@ -211,11 +265,11 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data_dir", nargs="?", default=osp.join(REPO, "data", "benchmarks"))
-    p.add_argument("--suite", choices=["mujoco", "dmc", "family"], default="mujoco")
+    p.add_argument("--suite", choices=["mujoco", "dmc", "family", "her"], default="mujoco")
     args = p.parse_args()
     data_dir = args.data_dir
-    if args.suite in ("dmc", "family"):
-        text = (dmc_table if args.suite == "dmc" else family_table)(data_dir)
+    if args.suite in ("dmc", "family", "her"):
+        text = {"dmc": dmc_table, "family": family_table, "her": her_table}[args.suite](data_dir)
         with open(osp.join(HERE, f"{args.suite}_table.md"), "w") as f:
             f.write(text)
         print(text)

@@ -4,7 +4,7 @@ the wall-clock time to it.
 
     python benchmarks/learning/her_race.py                 # FetchPush-v4, seeds 0 10 20, both
     python benchmarks/learning/her_race.py --seed 0 --only sb3
-    python benchmarks/learning/her_race.py --table         # the table of what has finished
+    python benchmarks/learning/compare_curves.py --suite her  # the table of what has finished
 
 It needs gymnasium-robotics (whose Fetch tasks need MuJoCo before 3.12) and
 stable-baselines3 with PyTorch in the same environment, e.g.::
@@ -159,30 +159,10 @@ def speed_sb3(seed: int, steps: int) -> float:
     return (steps - 1000) / (time.time() - start)
 
 
-def table() -> str:
-    """Markdown: each finished pair's success at 50k, 100k and 200k steps and its time."""
-    import pandas as pd
-
-    lines = ["| library | seed | success at 50k | at 100k | at 200k | wall-clock (min) |",
-             "|---|---:|---:|---:|---:|---:|"]
-    for who in ("ours", "sb3"):
-        for seed in SEEDS:
-            path = osp.join(OUT, f"{who}_s{seed}", "progress.txt")
-            if epochs_done(osp.dirname(path)) < EPOCHS:
-                continue
-            df = pd.read_csv(path, sep="\t").set_index("TotalEnvInteracts")
-            cells = [f"{df.loc[n, 'TestSuccessRate']:.2f}" for n in (50_000, 100_000, 200_000)]
-            name = "spinup_tf2" if who == "ours" else "Stable-Baselines3"
-            lines.append(f"| {name} | {seed} | {' | '.join(cells)} | "
-                         f"{df['Time'].iloc[-1] / 60:.0f} |")
-    return "\n".join(lines)
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--seed", nargs="*", type=int, default=SEEDS)
     p.add_argument("--only", choices=["ours", "sb3"])
-    p.add_argument("--table", action="store_true")
     p.add_argument("--run", nargs=2, metavar=("WHO", "SEED"), help=argparse.SUPPRESS)
     p.add_argument("--speed", type=int, metavar="REPEATS",
                    help="time 3,000 steps with updates of each library, alternating, REPEATS "
@@ -208,9 +188,6 @@ def main() -> int:
         print(f"median env steps/s with one update per step on {ENV}: spinup_tf2 "
               f"{med['ours']:.1f}, Stable-Baselines3 {med['sb3']:.1f}; ratio "
               f"{med['ours'] / med['sb3']:.2f}x (repeats: {rates})")
-        return 0
-    if a.table:
-        print(table())
         return 0
     if a.run:  # one run, in this process
         who, seed = a.run[0], int(a.run[1])

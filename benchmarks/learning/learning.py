@@ -16,11 +16,11 @@ epochs of 2,500 steps), seeds 0, 10, 20; DrQ's settings (alpha learned from 0.1,
 0.99, 1,000 random steps, replay 100k) except the batch, 128 for 512 (a quarter of the
 arithmetic on a CPU). About 2.7 and 5.3 hours per seed on 2 cores.
 
-``--suite her`` is hindsight replay on gymnasium-robotics' FetchReach-v4 (issue 50), with
-rl-baselines3-zoo's SAC+HER settings (``HER_SETTINGS``), 20k steps, seeds 0, 10, 20; it
-needs gymnasium-robotics, whose Fetch tasks need MuJoCo before 3.3 (``pip install
-gymnasium-robotics "mujoco<3.3"``, in an environment of its own), into
-``data/benchmarks/her-fetchreach-v4/``.
+``--suite her`` is hindsight replay on gymnasium-robotics' FetchReach-v4 and panda-gym's
+PandaReach-v3 (issue 50), with rl-baselines3-zoo's SAC+HER settings (``HER_SETTINGS``), 20k
+steps, seeds 0, 10, 20; it needs ``pip install -e ".[robotics,panda]"`` (gymnasium-robotics'
+Fetch tasks need MuJoCo before 3.12: an environment of its own), into
+``data/benchmarks/her-fetchreach-v4/`` and ``data/benchmarks/her-pandareach-v3/``.
 
 ``--suite crossq``, ``tqc``, ``droq`` and ``redq`` are the SAC family's evidence (issue 51),
 100k steps (25 epochs of 4,000) run by ``spinup_tf2.crossq``, ``.tqc``, ``.droq`` and
@@ -70,10 +70,11 @@ FAMILY = {"crossq": (ENVS[:4], SEEDS), "tqc": (["HalfCheetah-v5", "Hopper-v5"], 
           "redq": (["Hopper-v5"], [0, 10, 20])}
 DMC_SETTINGS = dict(pixels=True, batch_size=128, alpha="auto_0.1", polyak=0.99,
                     replay_size=100_000, start_steps=1000, update_after=1000)
-# --suite her: goal tasks with hindsight replay, rl-baselines3-zoo's SAC+HER settings for
-# FetchReach (hyperparams/sac.yml: 20k steps, batch 256, gamma 0.95, lr 1e-3, 1,000 random
-# steps, normalized observations, [64, 64]); 10 epochs of 2,000 steps, 25 test episodes.
-HER = {"gymnasium_robotics:FetchReach-v4": [0, 10, 20]}
+# --suite her: goal tasks with hindsight replay, rl-baselines3-zoo's HER settings for FetchReach
+# and PandaReach (hyperparams/tqc.yml: 20k steps, batch 256, gamma 0.95, lr 1e-3, 1,000 random
+# steps, normalized observations, [64, 64]) with SAC's two critics; 10 epochs of 2,000 steps,
+# 25 test episodes.
+HER = {"gymnasium_robotics:FetchReach-v4": [0, 10, 20], "panda_gym:PandaReach-v3": [0, 10, 20]}
 HER_SETTINGS = dict(her=True, batch_size=256, gamma=0.95, lr=1e-3, alpha="auto",
                     start_steps=1000, update_after=1000, normalize_obs=True,
                     ac_kwargs=dict(hidden_sizes=(64, 64)), steps_per_epoch=2000,
