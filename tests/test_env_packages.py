@@ -16,12 +16,30 @@ PACKAGE = "fakegoalpkg"
 INIT = f"""import gymnasium as gym
 
 gym.register("FakeGoal-v0", entry_point="{PACKAGE}.env:FakeGoal", max_episode_steps=20)
+gym.register("FakeSim-v0", entry_point="{PACKAGE}.env:FakeSim", max_episode_steps=20)
 """
 ENV = """from spinup_tf2.envs import PointReach
+
+CONNECTED = set()  # the simulator's clients: those of this process only
 
 
 class FakeGoal(PointReach):
     '''PointReach, registered by a package of its own.'''
+
+
+class FakeSim(PointReach):
+    '''PointReach behind a client id of a simulator, which (as PyBullet's) a pickle keeps
+    but another process does not know.'''
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.client = len(CONNECTED) + 1
+        CONNECTED.add(self.client)
+
+    def reset(self, **kwargs):
+        if self.client not in CONNECTED:
+            raise RuntimeError("Not connected to physics server.")
+        return super().reset(**kwargs)
 """
 FAST = ["--epochs", "1", "--steps_per_epoch", "200", "--start_steps", "100", "--update_after",
         "100", "--num_test_episodes", "1", "--batch_size", "32", "--hid", "[16]"]
@@ -70,3 +88,22 @@ def test_a_package_that_cannot_be_imported_is_named(tmp_path):
     res = cli("sac", "--env", "nosuchpackage_xyz:Task-v0", *FAST, "--data_dir", str(tmp_path))
     assert_clean_error(res, "'nosuchpackage_xyz'", "could not be imported",
                        "ModuleNotFoundError")
+
+
+def test_a_pickled_environment_cut_off_from_its_simulator_is_rebuilt(tmp_path):
+    """--trust_vars_pkl with a task whose pickle keeps a client id but not the connection
+    (panda-gym's PyBullet tasks): the replay says so and rebuilds it from config.json,
+    instead of a traceback from the first reset."""
+    site = make_site(tmp_path / "site")
+    installed = {"PYTHONPATH": str(site)}
+    res = cli("sac", "--env", f"{PACKAGE}:FakeSim-v0", "--exp_name", "p", "--data_dir",
+              str(tmp_path / "data"), *FAST, cwd=tmp_path, env=installed)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    run = tmp_path / "data" / "p" / "p_s0"
+    res = cli("test_policy", str(run), "-n", "2", "--norender", "--trust_vars_pkl",
+              cwd=tmp_path, env=installed)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert (f"The environment pickled in {run / 'vars.pkl'} does not run once unpickled "
+            f"(RuntimeError: Not connected to physics server.)" in res.stdout), res.stdout
+    assert "Rebuilding the environment FakeSim-v0 from config.json." in res.stdout
+    assert "Episode 1" in res.stdout

@@ -128,11 +128,13 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
             print(f"Could not load the environment from {path} ({type(err).__name__}: "
                   f"{str(err)[:160]}).", flush=True)
         else:
-            if callable(getattr(env, "reset", None)) and callable(getattr(env, "step", None)):
+            if not (callable(getattr(env, "reset", None)) and callable(getattr(env, "step",
+                                                                              None))):
+                print(f"{path} holds no environment under 'env' (its type is "
+                      f"{type(env).__name__}).", flush=True)
+            elif _runs(env, path):
                 envs.freeze_stats(env)
                 return env
-            print(f"{path} holds no environment under 'env' (its type is "
-                  f"{type(env).__name__}).", flush=True)
     if recorded:
         print(f"Rebuilding the environment {envs.describe(ref)} from config.json.")
         try:
@@ -153,6 +155,22 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
         print(f"The environment of {fpath} cannot be rebuilt from config.json: it was made by "
               f"a function or with a wrapper that could not be recorded{bare}.", flush=True)
     return None
+
+
+def _runs(env, path: str) -> bool:
+    """Whether an unpickled environment can start an episode. One holding a connection to
+    a simulator in another process (PyBullet's, under panda-gym's tasks) unpickles
+    without error but is cut off from it: a line says so, and the caller rebuilds it."""
+    try:
+        env.reset()
+    except Exception as err:  # a simulator may raise anything once cut off
+        first = (str(err).strip().splitlines() or [""])[0][:160]
+        print(f"The environment pickled in {path} does not run once unpickled "
+              f"({type(err).__name__}: {first}); an environment connected to a simulator "
+              f"outside Python (PyBullet's, as panda-gym's are) loses that connection in a "
+              f"pickle.", flush=True)
+        return False
+    return True
 
 
 def load_tf2_policy(fpath: str, deterministic: bool = False, trust_saved_model: bool = False):
