@@ -132,9 +132,10 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
                                                                               None))):
                 print(f"{path} holds no environment under 'env' (its type is "
                       f"{type(env).__name__}).", flush=True)
-            elif _runs(env, path):
-                envs.freeze_stats(env)
-                return env
+            else:
+                envs.freeze_stats(env)  # before the trial reset, which would move them
+                if _runs(env, path):
+                    return env
     if recorded:
         print(f"Rebuilding the environment {envs.describe(ref)} from config.json.")
         try:
