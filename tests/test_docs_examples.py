@@ -100,8 +100,7 @@ def test_the_examples_of_a_page_run_in_order(page, tmp_path):
 @pytest.mark.parametrize("marker,name", [("headline", "headline.md"),
                                          ("learning-table", "learning/learning_table.md"),
                                          ("family-table", "learning/family_table.md"),
-                                         ("her-table", "learning/her_table.md"),
-                                         ("time-to-score", "timing/time_to_score_table.md")])
+                                         ("her-table", "learning/her_table.md")])
 def test_readme_tables_are_the_files_their_scripts_write(marker, name):
     """README's tables are the benchmarks/ tables as their scripts wrote them (which the Benchmarks
     page's test remakes from the bundled data)."""
