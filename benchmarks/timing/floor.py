@@ -1,6 +1,14 @@
 """Where one SAC update's time goes, and the lowest time TensorFlow's kernels allow.
 
     python benchmarks/timing/floor.py [--env HalfCheetah-v5] [--blocks 30] [--bfloat16]
+    python benchmarks/timing/floor.py --algo crossq    # a variant of the SAC family
+
+``--algo tqc``, ``crossq``, ``droq`` or ``redq`` times the variant's real fused block with
+the settings ``benchmarks/speed.py`` races against SBX (its ``FAMILY``: batch 256, alpha
+learned, CrossQ's critics 512 wide, TQC with 2 critics), against its matrix products
+alone (see :func:`traced_matmuls`): whether the variant's update is bound by arithmetic on
+this machine, and so the most any float32 implementation on TensorFlow's kernels could
+reach.
 
 ``--bfloat16`` also times what lower precision could gain: the products in bfloat16
 with and without the casts from float32 weights, and the real block with its hidden
@@ -40,8 +48,12 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
-from spinup_tf2.algos.sac import core, fast_path  # noqa: E402  (sets TensorFlow's threads first)
+# (sets TensorFlow's threads first)
+from spinup_tf2.algos.sac import core, fast_path, variants  # noqa: E402
 from spinup_tf2.algos.sac import sac as sac_mod  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from speed import FAMILY  # noqa: E402  (benchmarks/: the settings the races use)
 
 tf = core.tf
 N_BLOCK = 50
@@ -181,15 +193,106 @@ def optimizer_only(env, blocks: int) -> float:
     return per_update(lambda: run().numpy(), blocks)
 
 
+def variant_parts(env, algo: str, batch: int) -> tuple:
+    """``(variant, ac, ac_targ, block, inputs)`` of ``algo`` with speed.py's ``FAMILY``
+    settings and alpha learned: its real fused update block and the arrays of one block of
+    ``N_BLOCK`` updates, drawn from a buffer of random transitions (seed 0)."""
+    variant, settings = variants.VARIANTS[algo], FAMILY[algo]
+    ac, ac_targ = sac_mod.build_actor_critics(variant.actor_critic, env.observation_space,
+                                              env.action_space, settings.get("ac_kwargs", {}),
+                                              targets=variant.targets)
+    *_, block = sac_mod.make_learner(ac, ac_targ, variant, settings["lr"], (1.0, None),
+                                     env.action_space, 0.99, 0.2, 0.995)
+    od, ad = env.observation_space.shape[0], env.action_space.shape[0]
+    rng = np.random.default_rng(0)
+    buffer = variant.replay_buffer(od, ad, 10_000, ac)
+    for _ in range(10_000):
+        buffer.store(rng.normal(size=od), rng.uniform(-1, 1, ad), rng.normal(), rng.normal(size=od),
+                     0.0)
+    return variant, ac, ac_targ, block, sac_mod.update_inputs(buffer, batch, rng, N_BLOCK, ad,
+                                                             ac, variant)
+
+
+def traced_matmuls(variant, ac, ac_targ, inputs: list, step_pi: bool) -> list:
+    """``(m, k, n)`` of every matrix product of one update of ``variant`` (its losses and
+    the gradients the update takes: the critics', and the policy's when ``step_pi``), read
+    from the traced graph rather than listed by hand (for SAC it gives
+    :func:`update_matmuls`'s list); a batched product counts as its batch of products."""
+    o, a, r, o2, d, noise, *extra = [tf.constant(x[0]) for x in inputs]
+    losses = variant.losses if step_pi or variant.critic_losses is None \
+        else variant.critic_losses
+
+    @tf.function
+    def gradients():
+        with tf.GradientTape(persistent=True) as tape:
+            out = losses(ac, ac_targ, o, a, r, o2, d, noise, tf.constant(0.2), 0.99, *extra)
+            loss_q = tf.add_n(list(out.loss_q))
+        grads = tape.gradient(loss_q, core.critic_variables(ac))
+        if step_pi:
+            grads += tape.gradient(out.loss_pi, core.actor_variables(ac))
+        return [g for g in grads if g is not None]
+
+    # Only the products the gradients and losses need: TensorFlow prunes the rest (e.g. the
+    # critics' weight gradients that a persistent tape builds for the policy's loss).
+    graph = gradients.get_concrete_function().graph
+    needed, todo = set(), [t.op for t in graph.outputs]
+    while todo:
+        op = todo.pop()
+        if op not in needed:
+            needed.add(op)
+            todo += [t.op for t in op.inputs] + list(op.control_inputs)
+    shapes = []
+    for op in graph.get_operations():
+        if op not in needed or op.type not in ("MatMul", "BatchMatMulV2", "BatchMatMulV3"):
+            continue
+        x, w = (op.inputs[0].shape.as_list(), op.inputs[1].shape.as_list())
+        ta = op.get_attr("transpose_a" if op.type == "MatMul" else "adj_x")
+        tb = op.get_attr("transpose_b" if op.type == "MatMul" else "adj_y")
+        m, k = (x[-1], x[-2]) if ta else (x[-2], x[-1])
+        n = w[-2] if tb else w[-1]
+        shapes += [(m, k, n)] * int(np.prod(x[:-2] or [1]))
+    return shapes
+
+
+def variant_floor(env, algo: str, blocks: int) -> int:
+    """Print ``algo``'s real block against its products alone (µs per update, the policy's
+    products weighted by its ``policy_delay``)."""
+    batch = 256
+    variant, ac, ac_targ, block, inputs = variant_parts(env, algo, batch)
+    real = per_update(lambda: {k: v.numpy() for k, v in block(*inputs).items()}, blocks)
+    k = variant.policy_delay
+    with_pi = traced_matmuls(variant, ac, ac_targ, inputs, True)
+    critic_only = traced_matmuls(variant, ac, ac_targ, inputs, False) if k > 1 else []
+    products = (matmuls_only(with_pi, blocks)
+                + (k - 1) * (matmuls_only(critic_only, blocks) if k > 1 else 0.0)) / k
+    gflop = (sum(2 * m * kk * n for m, kk, n in with_pi)
+             + (k - 1) * sum(2 * m * kk * n for m, kk, n in critic_only)) / k / 1e9
+    print(f"{env.spec.id}, {algo} ({FAMILY[algo]}, batch {batch}, alpha learned): one update = "
+          f"{gflop:.3f} GFLOP ({len(with_pi)} products with the policy's step, "
+          f"{len(critic_only) or len(with_pi)} without; the policy steps 1 in {k}), "
+          f"µs per update, medians of {blocks} blocks")
+    print(f"  block      {real:8.1f} µs  {1e6 / real:7.1f} /s   the real fused update block")
+    print(f"  matmuls    {products:8.1f} µs  {1e6 / products:7.1f} /s   its matrix products "
+          f"alone, 2 balanced chains, at {gflop / products * 1e6:.0f} GFLOP/s")
+    print(f"  the products are {products / real:.0%} of the block's time: at most "
+          f"{1e6 / products:.0f} updates/s from TensorFlow's float32 kernels even if every "
+          f"other op were free")
+    return 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--env", default="HalfCheetah-v5")
     p.add_argument("--blocks", type=int, default=30)
+    p.add_argument("--algo", choices=["sac", *FAMILY], default="sac",
+                   help="a variant of the SAC family, with speed.py's FAMILY settings")
     p.add_argument("--bfloat16", action="store_true",
                    help="also time the products in bfloat16 (float32 weights cast at each "
                         "product): what lower precision could gain on this CPU")
     a = p.parse_args()
     env = gym.make(a.env)
+    if a.algo != "sac":
+        return variant_floor(env, a.algo, a.blocks)
     od, ad = env.observation_space.shape[0], env.action_space.shape[0]
     shapes = update_matmuls(od, ad, 256, 100)
     gflop = sum(2 * m * k * n for m, k, n in shapes) / 1e9
