@@ -48,8 +48,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
-# (sets TensorFlow's threads first)
-from spinup_tf2.algos.sac import core, fast_path, variants  # noqa: E402
+from spinup_tf2.algos.sac import core, fast_path, variants  # noqa: E402  (TF's threads first)
 from spinup_tf2.algos.sac import sac as sac_mod  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -73,6 +72,11 @@ def update_matmuls(obs_dim: int, act_dim: int, hidden: int, batch: int) -> list:
     # Policy: weight gradients of all layers, input gradients of the upper ones.
     pi_bwd = [(h, b, a), (h, b, a), (h, b, h), (o, b, h), (b, a, h), (b, a, h), (b, h, h)]
     return fwd + 2 * q_loss + 2 * q_pi + pi_bwd
+
+
+def flops(shapes: list) -> int:
+    """Floating-point operations of the products ``shapes`` (``(m, k, n)`` each)."""
+    return sum(2 * m * k * n for m, k, n in shapes)
 
 
 def per_update(fn, blocks: int) -> float:
@@ -261,15 +265,15 @@ def variant_floor(env, algo: str, blocks: int) -> int:
     variant, ac, ac_targ, block, inputs = variant_parts(env, algo, batch)
     real = per_update(lambda: {k: v.numpy() for k, v in block(*inputs).items()}, blocks)
     k = variant.policy_delay
-    with_pi = traced_matmuls(variant, ac, ac_targ, inputs, True)
-    critic_only = traced_matmuls(variant, ac, ac_targ, inputs, False) if k > 1 else []
-    products = (matmuls_only(with_pi, blocks)
-                + (k - 1) * (matmuls_only(critic_only, blocks) if k > 1 else 0.0)) / k
-    gflop = (sum(2 * m * kk * n for m, kk, n in with_pi)
-             + (k - 1) * sum(2 * m * kk * n for m, kk, n in critic_only)) / k / 1e9
+    # One policy step in k updates: its products once, the critic-only ones k - 1 times.
+    parts = [(1, traced_matmuls(variant, ac, ac_targ, inputs, True))]
+    if k > 1:
+        parts.append((k - 1, traced_matmuls(variant, ac, ac_targ, inputs, False)))
+    products = sum(n * matmuls_only(shapes, blocks) for n, shapes in parts) / k
+    gflop = sum(n * flops(shapes) for n, shapes in parts) / k / 1e9
     print(f"{env.spec.id}, {algo} ({FAMILY[algo]}, batch {batch}, alpha learned): one update = "
-          f"{gflop:.3f} GFLOP ({len(with_pi)} products with the policy's step, "
-          f"{len(critic_only) or len(with_pi)} without; the policy steps 1 in {k}), "
+          f"{gflop:.3f} GFLOP ({len(parts[0][1])} products with the policy's step, "
+          f"{len(parts[-1][1])} without; the policy steps 1 in {k}), "
           f"µs per update, medians of {blocks} blocks")
     print(f"  block      {real:8.1f} µs  {1e6 / real:7.1f} /s   the real fused update block")
     print(f"  matmuls    {products:8.1f} µs  {1e6 / products:7.1f} /s   its matrix products "
@@ -295,7 +299,7 @@ def main() -> int:
         return variant_floor(env, a.algo, a.blocks)
     od, ad = env.observation_space.shape[0], env.action_space.shape[0]
     shapes = update_matmuls(od, ad, 256, 100)
-    gflop = sum(2 * m * k * n for m, k, n in shapes) / 1e9
+    gflop = flops(shapes) / 1e9
 
     rows = [("block", "the real fused update block", real_block(env, 256, 100, a.blocks)),
             ("matmuls", f"its {len(shapes)} matrix products, 2 balanced chains",
