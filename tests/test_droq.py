@@ -22,7 +22,7 @@ def test_critic_layers_and_dropout_on_in_losses_off_in_the_export():
     env = gym.make("Pendulum-v1")
     ac = droq.DroQActorCritic(env.observation_space, env.action_space, **SMALL)
     kinds = [type(layer).__name__ for layer in ac.q1.hidden]
-    assert kinds == ["Dense", "Dropout", "LayerNormalization"] * 2
+    assert kinds == ["Dense", "SparseDropout", "LayerNormalization"] * 2
     o, a = tf.random.normal((64, 3)), tf.random.normal((64, 1))
     first, second = ac.q1(o, a).numpy(), ac.q1(o, a).numpy()  # as the losses call it
     assert not np.allclose(first, second)  # a new dropout mask each call
@@ -30,6 +30,31 @@ def test_critic_layers_and_dropout_on_in_losses_off_in_the_export():
     np.testing.assert_array_equal(exported[0], exported[1])
     np.testing.assert_array_equal(exported[0], ac.q1(o, a, training=False).numpy())
     assert VARIANTS["droq"].policy_delay == 20 and VARIANTS["droq"].targets
+
+
+@pytest.mark.parametrize("rate,shape,draws", [(0.2, (64, 16), 3000), (0.01, (256, 256), 40)])
+def test_sparse_dropout_drops_each_unit_independently_at_its_rate(rate, shape, draws):
+    """SparseDropout draws the gaps between dropped units; what comes out must be Keras'
+    dropout in law: every unit (the last ones too) dropped with probability ``rate``,
+    neighbours independently, the kept ones scaled by ``1 / (1 - rate)``."""
+    layer = droq.SparseDropout(rate)
+    x = tf.random.uniform(shape, 1.0, 2.0)
+    outs = np.stack([layer(x, training=True).numpy() for _ in range(draws)]).reshape(draws, -1)
+    flat = x.numpy().reshape(-1)
+    dropped = outs == 0
+    np.testing.assert_allclose(outs[~dropped], np.broadcast_to(flat / (1 - rate),
+                                                               outs.shape)[~dropped], rtol=1e-6)
+    sd = np.sqrt(rate * (1 - rate) / draws)
+    if rate == 0.2:  # enough draws to judge each unit, its tail included, and each pair
+        per_unit = dropped.mean(0)
+        assert np.all(np.abs(per_unit - rate) < 5 * sd), (per_unit.min(), per_unit.max())
+        assert abs(per_unit[-32:].mean() - rate) < 5 * sd / np.sqrt(32)
+        both = (dropped[:, 1:] & dropped[:, :-1]).mean()
+        assert abs(both - rate ** 2) < 5 * np.sqrt(rate ** 2 / (draws * flat.size)) * 3
+    else:  # DroQ's rate on DroQ's layer: the share dropped, and a new mask each call
+        assert abs(dropped.mean() - rate) < 5 * sd / np.sqrt(flat.size)
+        assert not np.array_equal(dropped[0], dropped[1])
+    np.testing.assert_array_equal(layer(x).numpy(), x.numpy())  # training off: the input
 
 
 def test_droq_trains_through_sac_and_resumes_exactly(tmp_path):

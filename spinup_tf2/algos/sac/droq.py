@@ -12,8 +12,8 @@ What changes against SAC, all of it here and in the ``droq`` variant record
   configuration does.
 
 The losses are SAC's (:func:`~spinup_tf2.algos.sac.losses.continuous_losses`). Dropout
-draws from Keras' seeded generators, whose states are variables of the critics: the same
-seed gives the same run, and a checkpoint resumes it exactly.
+(:class:`SparseDropout`) draws from Keras' seeded generators, whose states are variables of
+the critics: the same seed gives the same run, and a checkpoint resumes it exactly.
 """
 
 from __future__ import annotations
@@ -26,6 +26,41 @@ from spinup_tf2.tf_setup import import_tensorflow
 
 tf = import_tensorflow()
 import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+class SparseDropout(keras.layers.Layer):
+    """Dropout that draws where the dropped units are, not one number per unit.
+
+    At DroQ's rate (0.01) Keras' ``Dropout`` spends a random draw and several passes on
+    every unit to drop one in a hundred; on a CPU that was a third of DroQ's update. Here
+    the gaps between dropped units are drawn instead, as the geometric variables they are
+    in a row of independent Bernoulli(``rate``) trials (``floor(log(1 - u) / log(1 -
+    rate))`` for uniform ``u``), about ``rate`` draws per unit, and the kept units are
+    scaled by ``1 / (1 - rate)`` as Keras' are. The draws cover the layer's units with
+    ten standard deviations to spare (a shortfall has probability below 1e-20).
+    ``training`` off (or a rate of 0) returns the input unchanged.
+    """
+
+    def __init__(self, rate: float, **kwargs):
+        super().__init__(**kwargs)
+        self.rate = float(rate)
+        self.seed_generator = keras.random.SeedGenerator()
+
+    def call(self, x, training=False):
+        if not training or self.rate == 0:
+            return x
+        n = tf.size(x)
+        mean = tf.cast(n, tf.float32) * self.rate
+        k = tf.cast(mean + 10 * tf.sqrt(mean) + 20, tf.int32)  # gaps drawn: enough to pass n
+        seed = tf.cast(tf.math.floormod(self.seed_generator.next(), tf.int32.max - 1), tf.int32)
+        u = tf.random.stateless_uniform([k], seed)
+        skipped = tf.minimum(tf.floor(tf.math.log1p(-u) / np.log1p(-self.rate)),
+                             tf.cast(n, tf.float32))  # kept units before each dropped one
+        at = tf.minimum(tf.cumsum(tf.cast(skipped, tf.int32) + 1) - 1, n)  # n: past the end
+        mask = tf.tensor_scatter_nd_update(tf.fill([n + 1], 1 / (1 - self.rate)), at[:, None],
+                                           tf.zeros([k]))
+        return x * tf.reshape(mask[:n], tf.shape(x))
 
 
 class DropoutQFunction(core.ObsModel):
@@ -38,7 +73,7 @@ class DropoutQFunction(core.ObsModel):
         self.hidden = []
         for j, width in enumerate(hidden_sizes):
             self.hidden += [keras.layers.Dense(width, name=f"dense{j}"),
-                            keras.layers.Dropout(dropout_rate, name=f"dropout{j}"),
+                            SparseDropout(dropout_rate, name=f"dropout{j}"),
                             keras.layers.LayerNormalization(name=f"norm{j}")]
         self.activation, self.out = activation, keras.layers.Dense(1, name="out")
         self(tf.zeros((1, obs_dim)), tf.zeros((1, act_dim)))
