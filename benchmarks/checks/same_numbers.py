@@ -1,7 +1,7 @@
 """Does a refactor move the numbers? Run a fixed set of short SAC runs through the command
 line, then compare two such sets progress.txt by progress.txt (every column but ``Time``).
 
-    python benchmarks/checks/same_numbers.py run OUT_DIR          # about 8 minutes on 2 cores
+    python benchmarks/checks/same_numbers.py run OUT_DIR          # about 2 minutes on 2 cores
     python benchmarks/checks/same_numbers.py compare DIR_A DIR_B  # exit 0 only if all identical
 
 The runs: HalfCheetah-v5 (Spinning Up's networks), Pendulum-v1 with ``alpha='auto'``,

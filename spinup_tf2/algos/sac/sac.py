@@ -446,10 +446,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
     # What steps: env, or num_envs copies of it (then env only records how they are made).
-    collector = env if num_envs == 1 else VectorEpisodes(env_fn, num_envs, vector_mode,
-                                                         max_ep_len, seed,
-                                                         envs.stats_attributes(env), layout,
-                                                         scale)
+    collector = env if num_envs == 1 else VectorEpisodes(
+        env_fn, num_envs, vector_mode, max_ep_len, seed, envs.stats_attributes(env), layout, scale)
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
@@ -469,32 +467,6 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     start_time = time.time() - elapsed
     progress = EpochProgress(local_steps_per_epoch, epochs, every=update_every,
                              enabled=sys.stdout.isatty() and proc_id() == 0)
-
-    def end_epoch(steps):
-        """After ``steps`` env steps: save, test, log the epoch's row, then checkpoint."""
-        nonlocal saved_epoch
-        epoch = steps // local_steps_per_epoch
-        saving = (epoch % save_freq == 0) or (epoch == epochs)
-        with rundir.writing(logger.output_dir):  # a refused write stops the run, files whole
-            # Save model
-            if saving:
-                logger.save_state({"env": env.env}, None)
-                envs.save_state(logger.output_dir, env.env)  # the statistics replays must see
-                saved_epoch = epoch
-            # Test the performance of the deterministic version of the agent.
-            test_agent(test_env, get_action.fork(), local_test_episodes, max_ep_len, logger,
-                       success)
-
-            # Log info about epoch
-            progress.close()
-            log_epoch(logger, epoch, steps * n_procs, time.time() - start_time, update.logged_keys,
-                      success)
-
-            # The training checkpoint comes after the row: resuming never repeats or skips one.
-            if saving:
-                checkpoint.save(steps, epoch, ep_ret, ep_len, time.time() - start_time)
-            videos.after_epoch(logger.output_dir, epoch, epoch == epochs, get_action.fork(),
-                               env.env)
 
     # Main loop: collect experience in env and update/log each epoch
     for t in range(t_start, local_steps_per_epoch * epochs, num_envs):
@@ -543,7 +515,29 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
         # End of epoch handling
         if (t + num_envs) % local_steps_per_epoch == 0:
-            end_epoch(t + num_envs)
+            epoch = (t + num_envs) // local_steps_per_epoch
+            saving = (epoch % save_freq == 0) or (epoch == epochs)
+            with rundir.writing(logger.output_dir):  # a refused write stops the run, files whole
+                # Save model
+                if saving:
+                    logger.save_state({"env": env.env}, None)
+                    envs.save_state(logger.output_dir, env.env)  # what replays must see
+                    saved_epoch = epoch
+
+                # Test the performance of the deterministic version of the agent.
+                test_agent(test_env, get_action.fork(), local_test_episodes, max_ep_len, logger,
+                           success)
+
+                # Log info about epoch
+                progress.close()
+                log_epoch(logger, epoch, (t + num_envs) * n_procs, time.time() - start_time,
+                          update.logged_keys, success)
+
+                # The checkpoint comes after the row: resuming never repeats or skips one.
+                if saving:
+                    checkpoint.save(t + num_envs, epoch, ep_ret, ep_len, time.time() - start_time)
+                videos.after_epoch(logger.output_dir, epoch, epoch == epochs, get_action.fork(),
+                                   env.env)
     collector.close()
     rundir.release(logger.output_dir)  # another writer may come now
     return ac
