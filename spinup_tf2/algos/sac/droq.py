@@ -51,12 +51,13 @@ class SparseDropout(keras.layers.Layer):
         if not training or self.rate == 0:
             return x
         n = tf.size(x)
-        mean = tf.cast(n, tf.float32) * self.rate
+        n_float = tf.cast(n, tf.float32)
+        mean = n_float * self.rate
         k = tf.cast(mean + 10 * tf.sqrt(mean) + 20, tf.int32)  # gaps drawn: enough to pass n
         seed = tf.cast(tf.math.floormod(self.seed_generator.next(), tf.int32.max - 1), tf.int32)
         u = tf.random.stateless_uniform([k], seed)
         skipped = tf.minimum(tf.floor(tf.math.log1p(-u) / np.log1p(-self.rate)),
-                             tf.cast(n, tf.float32))  # kept units before each dropped one
+                             n_float)  # kept units before each dropped one
         at = tf.minimum(tf.cumsum(tf.cast(skipped, tf.int32) + 1) - 1, n)  # n: past the end
         mask = tf.tensor_scatter_nd_update(tf.fill([n + 1], 1 / (1 - self.rate)), at[:, None],
                                            tf.zeros([k]))
