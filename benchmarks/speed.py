@@ -5,6 +5,7 @@
     python benchmarks/speed.py --env Pendulum-v1 --pixels --start 200 --measure_from 250 --total 400
     python benchmarks/speed.py --algo tqc       # a variant of the SAC family, as FAMILY sets it
     python benchmarks/speed.py --algo tqc --n_critics 5  # TQC with its own default (5 critics)
+    python benchmarks/speed.py --algo crossq --critic_width 2048  # CrossQ at the paper's width
 
 Runs the real ``sac()`` training loop with Spinning Up's settings (256x256 ReLU,
 batch 100, lr 1e-3, alpha 0.2, polyak 0.995, 50 updates after every 50 steps),
@@ -74,8 +75,13 @@ def main():
     p.add_argument("--n_critics", type=int,
                    help="TQC or REDQ: this many critics instead of FAMILY's (TQC's own default "
                         "is 5, REDQ's 10)")
+    p.add_argument("--critic_width", type=int,
+                   help="CrossQ: critics this wide instead of FAMILY's 512 (the paper's 2048)")
     p.add_argument("--json", action="store_true", help="print one JSON line only")
     a = p.parse_args()
+    if a.critic_width and a.algo != "crossq":
+        p.error(f"--critic_width {a.critic_width} sets CrossQ's critics: give it with "
+                "--algo crossq")
     batch_size = a.batch_size or (128 if a.pixels else 100)
 
     gaps = {True: [], False: []}  # loop time after a step, with and without an update block
@@ -122,6 +128,8 @@ def main():
         settings = dict(FAMILY[a.algo], batch_size=a.batch_size or 256, alpha="auto")
         if a.n_critics:
             settings["ac_kwargs"] = dict(settings.get("ac_kwargs", {}), n_critics=a.n_critics)
+        if a.critic_width:
+            settings["ac_kwargs"] = dict(critic_hidden_sizes=(a.critic_width,) * 2)
     updates_per_block = UPDATE_EVERY * settings.get("updates_per_step", 1)
     try:
         getattr(spinup_tf2, a.algo)(
@@ -136,6 +144,8 @@ def main():
     block = float(np.mean(gaps[True])) - loop
     res = dict(impl="spinup_tf2", env=a.env, algo=a.algo, recurrent=a.recurrent,
                n_critics=settings.get("ac_kwargs", {}).get("n_critics"),
+               critic_width=(settings["ac_kwargs"]["critic_hidden_sizes"][0]
+                             if a.algo == "crossq" else None),
                pixels=a.pixels, batch_size=settings["batch_size"],
                tensorflow=spinup_tf2.tf_version(),
                updates_per_s=updates_per_block / block,

@@ -29,7 +29,7 @@ N quantiles dropped per critic instead of 2, into ``tqc-drop<N>-<env>/``, the TQ
 per-task setting: ``--env HalfCheetah-v5 --tqc_drop 0``, ``--env Hopper-v5 --tqc_drop 5``). CrossQ:
 HalfCheetah, Hopper, Walker2d and Ant, seeds 0, 10, ..., 40, critics ``--critic_width``
 wide: 512 by default, since on 2 cores of an AMD EPYC the update ran at 46 updates/s at 512
-and 15.7 at SBX's 1024 (the paper's 2048 was not timed). ``--suite droq``: Hopper and
+and 15.7 at SBX's 1024 (6.0 at the paper's 2048, 2026-11-27). ``--suite droq``: Hopper and
 HalfCheetah, seeds 0, 10, 20, at DroQ's 20 updates per step. ``--suite redq``: Hopper, seeds
 0, 10, 20. Into ``data/benchmarks/<suite>-<env>/``.
 

@@ -5,6 +5,7 @@
     python benchmarks/timing/race.py --pixels              # SAC from pixels against SB3's CnnPolicy
     python benchmarks/timing/race.py --peers checkout --checkout ../base  # against another checkout
     python benchmarks/timing/race.py --algo tqc --peers sbx --total 4000  # TQC against SBX's
+    python benchmarks/timing/race.py --algo crossq --critic_width 2048 --peers sbx  # paper's width
 
 Each round times every peer once, each followed by spinup_tf2 (so a machine
 that slows down or speeds up during the race affects both sides alike), with
@@ -168,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--algo", choices=["sac", "tqc", "crossq", "droq"], default="sac",
                    help="a variant of the SAC family against SBX's (--peers sbx), each with "
                         "its published settings (speed.py's and peer_speed.py's FAMILY)")
+    p.add_argument("--critic_width", type=int,
+                   help="--algo crossq: both sides' critics this wide (default 512)")
     p.add_argument("--venv_dir", default=osp.expanduser("~/.cache/spinup_tf2/peers"))
     p.add_argument("--out", help="append every measured JSON line to this file")
     a = p.parse_args(argv)
@@ -175,12 +178,16 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"race.py: --algo {a.algo} races SBX's {a.algo} (--peers sbx) on vector "
                  f"observations; got --peers {' '.join(a.peers)}"
                  f"{' with --pixels' if a.pixels else ''}.")
+    if a.critic_width and a.algo != "crossq":
+        sys.exit(f"race.py: --critic_width {a.critic_width} sets CrossQ's critics; give it "
+                 f"with --algo crossq, not --algo {a.algo}.")
 
     a.env = a.env or ("Pendulum-v1" if a.pixels else "HalfCheetah-v5")
     a.total = a.total or (350 if a.pixels else 8000)
     a.measure_from = a.measure_from or (250 if a.pixels else 2000)
     steps = ["--env", a.env, "--total", str(a.total), "--measure_from", str(a.measure_from)]
     steps += ["--algo", a.algo] if a.algo != "sac" else []
+    steps += ["--critic_width", str(a.critic_width)] if a.critic_width else []
     env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
     if a.pixels:  # the peer makes the same task with this repository's pixel wrapper
         a.peers, sb3 = list(PIXEL_PEERS), peer_python("sb3", a.venv_dir)
@@ -200,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(a.out, "a") as f:
             f.write(json.dumps({"who": "machine", "cpu": cpu_summary(), "env": a.env,
                                 "pixels": a.pixels, "algo": a.algo,
+                                "critic_width": a.critic_width,
                                 "date": date.today().isoformat()}) + "\n")
     print(f"Racing on {cpu_summary()}: {a.algo} on {a.env}{' from pixels' if a.pixels else ''}, "
           f"{a.rounds} rounds, steps {a.measure_from}-{a.total} timed.", flush=True)

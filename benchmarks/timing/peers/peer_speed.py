@@ -4,6 +4,7 @@ settings; run by ``benchmarks/timing/race.py`` inside the peer's own virtual env
     python peer_speed.py {sb3,sbx} --env HalfCheetah-v5 --total 8000 --measure_from 2000
     python peer_speed.py sb3 --pixels --encoder drq --env Pendulum-v1   # see "Pixels" below
     python peer_speed.py sbx --algo tqc      # SBX's TQC, CrossQ or DroQ: see FAMILY below
+    python peer_speed.py sbx --algo crossq --critic_width 2048 --device cuda  # on a GPU
 
 Prints one JSON line with the same two figures as ``benchmarks/speed.py``:
 
@@ -57,14 +58,20 @@ p.add_argument("--batch_size", type=int, default=128)
 p.add_argument("--start", type=int, default=1000, help="env steps before the first update")
 p.add_argument("--algo", choices=["sac", "tqc", "crossq", "droq"], default="sac",
                help="sbx only beyond sac: a variant of the SAC family (see FAMILY below)")
+p.add_argument("--critic_width", type=int, default=512,
+               help="--algo crossq: the critics' width (the paper's 2048, SBX's 1024)")
+p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+               help="sbx: where JAX runs (the race is on the CPU; cuda: an NVIDIA GPU)")
 args = p.parse_args()
 if args.pixels and args.impl != "sb3":
     p.error("--pixels: only sb3 (SBX has no CNN policy)")
 if args.algo != "sac" and (args.impl != "sbx" or args.pixels):
     p.error("--algo: the SAC family is raced against sbx, on vector observations")
+if args.device != "cpu" and args.impl != "sbx":
+    p.error(f"--device {args.device}: sbx only (the sb3 peer is a CPU build of torch)")
 
 if args.impl == "sbx":
-    os.environ["JAX_PLATFORMS"] = "cpu"  # the race is on the CPU, even where a GPU exists
+    os.environ["JAX_PLATFORMS"] = args.device  # the race is on the CPU, even where a GPU exists
     import flax.linen as nn
     import jax
     import sbx
@@ -157,15 +164,15 @@ else:
 # --algo gives spinup_tf2's: TQC 2 critics of 25 quantiles, the top 2 per critic dropped (the
 # paper has 5, but SBX's TQC builds two critics whatever n_critics says: sbx-rl 0.28.0,
 # sbx/tqc/policies.py keeps qf1_state and qf2_state, so both sides run SBX's default 2);
-# CrossQ with critics 512 wide (the width of our bundled runs; the paper's 2048, SBX's 1024),
+# CrossQ with critics --critic_width wide (512: our bundled runs'; the paper's 2048, SBX's 1024),
 # its own Adam betas, policy delay 3 and no targets; DroQ as SBX's README configures SAC
 # (dropout 0.01 and LayerNorm in the critics, 20 updates per step, the policy every 20th).
 # All with alpha learned, batch 256, updates in blocks after every 50 steps.
 FAMILY = {
     "tqc": dict(learning_rate=3e-4, top_quantiles_to_drop_per_net=2,
                 policy_kwargs=dict(n_critics=2, n_quantiles=25)),
-    "crossq": dict(learning_rate=1e-3, policy_kwargs=dict(net_arch=dict(pi=[256, 256],
-                                                                        qf=[512, 512]))),
+    "crossq": dict(learning_rate=1e-3, policy_kwargs=dict(net_arch=dict(
+        pi=[256, 256], qf=[args.critic_width] * 2))),
     "droq": dict(learning_rate=3e-4, gradient_steps=1000, policy_delay=20,
                  policy_kwargs=dict(dropout_rate=0.01, layer_norm=True)),
 }
@@ -188,6 +195,7 @@ model.learn(total_timesteps=args.total, callback=clock)
 measured = [(n, dt) for step, n, dt in model.train_calls if step >= args.measure_from]
 print(json.dumps(dict(
     impl=args.impl, env=args.env, algo=args.algo, **versions,
+    **(dict(critic_width=args.critic_width) if args.algo == "crossq" else {}),
     **(dict(pixels=True, encoder=args.encoder, batch_size=batch_size) if args.pixels else {}),
     updates_per_s=sum(n for n, _ in measured) / sum(dt for _, dt in measured),
     env_steps_per_s=(args.total - args.measure_from)
