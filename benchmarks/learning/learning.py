@@ -31,7 +31,8 @@ HalfCheetah, Hopper, Walker2d and Ant, seeds 0, 10, ..., 40, critics ``--critic_
 wide: 512 by default, since on 2 cores of an AMD EPYC the update ran at 46 updates/s at 512
 and 15.7 at SBX's 1024 (6.0 at the paper's 2048, 2026-11-27). ``--suite droq``: Hopper and
 HalfCheetah, seeds 0, 10, 20, at DroQ's 20 updates per step. ``--suite redq``: Hopper, seeds
-0, 10, 20. Into ``data/benchmarks/<suite>-<env>/``.
+0, 10, 20 (and ``--suite redq --env HalfCheetah-v5 --seed 0``, one run for REDQ's row of the
+time to Spinning Up's HalfCheetah scores). Into ``data/benchmarks/<suite>-<env>/``.
 
 The comparison is made at 100k, 200k and 300k steps, on curves smoothed over
 11 points of 10k steps as Spinning Up's are. Running on to 350k lets the window
