@@ -26,7 +26,9 @@ Fetch tasks need MuJoCo before 3.12: an environment of its own), into
 100k steps (25 epochs of 4,000) run by ``spinup_tf2.crossq``, ``.tqc``, ``.droq`` and
 ``.redq`` with their defaults. TQC: HalfCheetah and Hopper, seeds 0, 10, 20 (``--tqc_drop N``:
 N quantiles dropped per critic instead of 2, into ``tqc-drop<N>-<env>/``, the TQC authors'
-per-task setting: ``--env HalfCheetah-v5 --tqc_drop 0``, ``--env Hopper-v5 --tqc_drop 5``). CrossQ:
+per-task setting: ``--env HalfCheetah-v5 --tqc_drop 0``, ``--env Hopper-v5 --tqc_drop 5``;
+``--tqc_sac_settings``: our SAC rows' ``lr=1e-3`` and fixed ``alpha=0.2`` instead of TQC's
+``3e-4`` and alpha learned, into ``tqc-sacsettings-<env>/``). CrossQ:
 HalfCheetah, Hopper, Walker2d and Ant, seeds 0, 10, ..., 40, critics ``--critic_width``
 wide: 512 by default, since on 2 cores of an AMD EPYC the update ran at 46 updates/s at 512
 and 15.7 at SBX's 1024 (6.0 at the paper's 2048, 2026-11-27). ``--suite droq``: Hopper and
@@ -100,6 +102,9 @@ def main() -> int:
     p.add_argument("--tqc_drop", type=int,
                    help="--suite tqc: quantiles dropped per critic instead of TQC's 2 (the TQC "
                         "authors': HalfCheetah 0, Hopper 5), into tqc-drop<N>-<env>/")
+    p.add_argument("--tqc_sac_settings", action="store_true",
+                   help="--suite tqc: our SAC rows' lr 1e-3 and fixed alpha 0.2 instead of "
+                        "TQC's 3e-4 and alpha learned, into tqc-sacsettings-<env>/")
     p.add_argument("--env", nargs="*", help="default: the suite's tasks")
     p.add_argument("--seed", nargs="*", type=int, default=None,
                    help="default: 0 10 20 30 40, and 50 ... 90 on HalfCheetah-v5 and Hopper-v5 "
@@ -110,6 +115,9 @@ def main() -> int:
     a = p.parse_args()
     if a.tqc_drop is not None and a.suite != "tqc":
         p.error(f"--tqc_drop {a.tqc_drop} sets TQC's dropped quantiles: give it with --suite tqc")
+    if a.tqc_sac_settings and (a.suite != "tqc" or a.tqc_drop is not None):
+        p.error("--tqc_sac_settings runs TQC with SAC's lr and alpha: give it with --suite tqc "
+                "and without --tqc_drop (one change at a time)")
     dmc, family, her = a.suite == "dmc", a.suite in FAMILY, a.suite == "her"
     a.env = a.env or (list(DMC) if dmc else list(HER) if her else FAMILY[a.suite][0] if family
                       else ENVS)
@@ -120,6 +128,8 @@ def main() -> int:
     if a.tqc_drop is not None:
         prefix = f"tqc-drop{a.tqc_drop}"
         family_settings = dict(ac_kwargs=dict(top_quantiles_to_drop_per_net=a.tqc_drop))
+    if a.tqc_sac_settings:
+        prefix, family_settings = "tqc-sacsettings", dict(lr=1e-3, alpha=0.2)
 
     from spinup_tf2.utils.run_utils import call_experiment, setup_logger_kwargs
 
