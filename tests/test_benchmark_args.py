@@ -18,13 +18,17 @@ def run(*args):
 
 @pytest.mark.processes
 def test_critic_width_only_with_crossq():
-    """``--critic_width`` sets CrossQ's critics: race.py and speed.py refuse it for TQC and
-    SAC, naming the width and the variant it belongs to."""
+    """``--critic_width`` sets CrossQ's critics: race.py, peer_speed.py and speed.py refuse
+    it for TQC and SAC, naming the width and the variant it belongs to."""
     race = run(osp.join(BENCH, "timing", "race.py"), "--algo", "tqc", "--critic_width", "2048",
                "--peers", "sbx", "--venv_dir", "/nonexistent")
     assert race.returncode != 0
     assert "--critic_width 2048" in race.stderr and "--algo crossq" in race.stderr
     assert "Traceback" not in race.stderr
+    peer = run(osp.join(BENCH, "timing", "peers", "peer_speed.py"), "sbx", "--algo", "tqc",
+               "--critic_width", "2048")  # refused before the peer's packages are imported
+    assert peer.returncode == 2
+    assert "--critic_width 2048" in peer.stderr and "--algo crossq" in peer.stderr
     speed = run(osp.join(BENCH, "speed.py"), "--critic_width", "64")
     assert speed.returncode == 2
     assert "--critic_width 64" in speed.stderr and "--algo crossq" in speed.stderr

@@ -58,8 +58,8 @@ p.add_argument("--batch_size", type=int, default=128)
 p.add_argument("--start", type=int, default=1000, help="env steps before the first update")
 p.add_argument("--algo", choices=["sac", "tqc", "crossq", "droq"], default="sac",
                help="sbx only beyond sac: a variant of the SAC family (see FAMILY below)")
-p.add_argument("--critic_width", type=int, default=512,
-               help="--algo crossq: the critics' width (the paper's 2048, SBX's 1024)")
+p.add_argument("--critic_width", type=int,
+               help="--algo crossq: the critics' width, default 512 (the paper's 2048, SBX's 1024)")
 p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                help="sbx: where JAX runs (the race is on the CPU; cuda: an NVIDIA GPU)")
 args = p.parse_args()
@@ -67,11 +67,14 @@ if args.pixels and args.impl != "sb3":
     p.error("--pixels: only sb3 (SBX has no CNN policy)")
 if args.algo != "sac" and (args.impl != "sbx" or args.pixels):
     p.error("--algo: the SAC family is raced against sbx, on vector observations")
+if args.critic_width and args.algo != "crossq":
+    p.error(f"--critic_width {args.critic_width} sets CrossQ's critics: give it with --algo crossq")
+args.critic_width = args.critic_width or 512
 if args.device != "cpu" and args.impl != "sbx":
     p.error(f"--device {args.device}: sbx only (the sb3 peer is a CPU build of torch)")
 
 if args.impl == "sbx":
-    os.environ["JAX_PLATFORMS"] = args.device  # the race is on the CPU, even where a GPU exists
+    os.environ["JAX_PLATFORMS"] = args.device  # race.py's is the CPU, even where a GPU exists
     import flax.linen as nn
     import jax
     import sbx
