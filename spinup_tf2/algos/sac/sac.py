@@ -503,11 +503,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         # Update handling: update_every * updates_per_step updates in one compiled call
         blocks = update_blocks(t, num_envs, update_every)
         if t >= local_update_after and blocks:
-            if normalizer is not None:
-                normalizer.update()  # with the observations since the last block
             info = run_updates(update_block, replay_buffer, batch_size, rng,
                                blocks * update_every * updates_per_step,
-                               0 if discrete else act_dim, ac, variant)
+                               0 if discrete else act_dim, ac, variant, normalizer)
             check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
             logger.store(**info)
             get_action.refresh()
@@ -632,15 +630,18 @@ def update_inputs(replay_buffer, batch_size: int, rng: np.random.Generator, n_up
 
 def run_updates(update_block: Callable, replay_buffer, batch_size: int,
                 rng: np.random.Generator, n_updates: int, noise_dim: int, ac,
-                variant: Variant = MLP) -> dict:
+                variant: Variant = MLP, normalizer: core.ObsNormalizer | None = None) -> dict:
     """Run ``n_updates`` updates (:func:`update_inputs`, then ``update_block``) and return
     their diagnostics as numpy: in one call, or ``variant.updates_per_call`` at a time;
-    then average ``ac``'s ``local_statistics`` across MPI processes.
+    then average ``ac``'s ``local_statistics`` across MPI processes. A ``normalizer`` first
+    takes in the observations seen since the last block, so the updates see them.
 
     One call per image update keeps pixel runs reproducible: a compiled loop over several
     convolutional updates gave numbers that differed from process to process on the same
     seed (TensorFlow with two inter-op threads, 2026-11-24; one update per call, or one
     inter-op thread, did not). It also keeps one minibatch of images in memory at a time."""
+    if normalizer is not None:
+        normalizer.update()
     chunk = variant.updates_per_call or n_updates
     infos = [update_block(*update_inputs(replay_buffer, batch_size, rng, chunk, noise_dim, ac,
                                          variant))
