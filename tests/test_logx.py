@@ -102,6 +102,25 @@ def test_save_state_warns_when_env_cannot_be_pickled(tmp_path, capsys):
     assert joblib.load(tmp_path / "vars3.pkl")["env"].spec.id == "Pendulum-v1"
 
 
+def test_save_state_writes_the_env_wrapper_statistics(tmp_path):
+    """An env with a normalizing wrapper: its statistics go beside the policy
+    (env_state.json), which replays read back; an env without one, or a state_dict
+    whose env is no environment at all, writes none."""
+    from spinup_tf2 import envs
+
+    env = gym.wrappers.NormalizeObservation(gym.make("Pendulum-v1"))
+    env.reset(seed=0)
+    for _ in range(5):
+        env.step(env.action_space.sample())
+    EpochLogger(output_dir=str(tmp_path / "norm")).save_state({"env": env})
+    [stats] = envs.read_state(str(tmp_path / "norm"))
+    assert stats["wrapper"] == "NormalizeObservation" and stats["count"] > 5
+    np.testing.assert_allclose(stats["mean"], env.obs_rms.mean)
+    for name, other in [("plain", gym.make("Pendulum-v1")), ("odd", 3)]:
+        EpochLogger(output_dir=str(tmp_path / name)).save_state({"env": other})
+        assert not os.path.exists(tmp_path / name / "env_state.json")
+
+
 def test_no_file_mode_writes_nothing(tmp_path, capsys):
     logger = EpochLogger(output_fname=None)
     logger.store(X=1.0)

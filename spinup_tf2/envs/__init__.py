@@ -38,6 +38,7 @@ from spinup_tf2.envs.episodes import (  # noqa: F401
     rng_state,
     set_env_rng_state,
     set_rng_state,
+    store_episode,
 )
 from spinup_tf2.envs.pixels import (  # noqa: F401
     PIXEL_WRAPPER,

@@ -43,6 +43,17 @@ def set_env_rng_state(env, state: dict) -> None:
         set_rng_state(env.unwrapped.np_random, state)
 
 
+def store_episode(logger, ep_ret: float, ep_len: int, is_success=None, prefix: str = "") -> None:
+    """Store a finished episode's return and length in ``logger`` (an
+    :class:`~spinup_tf2.utils.logx.EpochLogger`) as ``EpRet`` and ``EpLen``, and
+    ``is_success`` (the ``info['is_success']`` of its last step, for environments that
+    report it; None for others) as ``SuccessRate``; each key after ``prefix``
+    (``'Test'`` for test episodes)."""
+    logger.store(**{prefix + "EpRet": ep_ret, prefix + "EpLen": ep_len})
+    if is_success is not None:
+        logger.store(**{prefix + "SuccessRate": float(is_success)})
+
+
 class ReplayableEpisodes(gym.Wrapper):
     """Remembers how the current episode began (the reset's seed or random-generator
     state) and the actions taken since, so that :meth:`restore` can rebuild the

@@ -149,13 +149,14 @@ def wrapper_state(env) -> list:
 
     state = []
     for layer in _chain(env):
+        attrs = getattr(layer, "__dict__", {})  # anything a logger's state_dict holds as env
         for attr in _RUNNING_STATS:
-            rms = layer.__dict__.get(attr)
+            rms = attrs.get(attr)
             if rms is not None:
                 state.append(dict(wrapper=type(layer).__name__, attr=attr,
                                   mean=rms.mean.tolist(), var=rms.var.tolist(),
                                   count=float(rms.count)))
-                if "discounted_reward" in layer.__dict__:  # NormalizeReward's running return
+                if "discounted_reward" in attrs:  # NormalizeReward's running return
                     state[-1]["discounted_reward"] = np.asarray(
                         layer.discounted_reward, dtype=np.float64).tolist()
     return state

@@ -15,7 +15,7 @@ import numpy as np
 
 from spinup_tf2.envs.action_scale import ActionScale
 from spinup_tf2.envs.dict_obs import DictLayout
-from spinup_tf2.envs.episodes import rng_state, set_rng_state
+from spinup_tf2.envs.episodes import rng_state, set_rng_state, store_episode
 from spinup_tf2.envs.recording import check_stats
 
 VECTOR_MODES = ("sync", "async")
@@ -104,10 +104,9 @@ class VectorEpisodes:
             if normalizer is not None:
                 normalizer.observe(o2_stored[i])
         final_info = info.get("final_info", {})
-        for i in np.flatnonzero(ended):
-            logger.store(EpRet=float(self.ep_ret[i]), EpLen=int(self.ep_len[i]))
-            if "is_success" in final_info:  # goal tasks: the SuccessRate column
-                logger.store(SuccessRate=float(final_info["is_success"][i]))
+        for i in np.flatnonzero(ended):  # goal tasks report is_success: SuccessRate
+            store_episode(logger, float(self.ep_ret[i]), int(self.ep_len[i]),
+                          final_info["is_success"][i] if "is_success" in final_info else None)
         self.ep_ret[ended], self.ep_len[ended] = 0.0, 0
         return o2
 

@@ -183,9 +183,10 @@ class TrainingCheckpoint:
                 json.dump(state, f)
 
     def restore(self) -> tuple:
-        """Put everything back as it was at the checkpoint (see :meth:`check_resume`);
-        return ``(o, t, ep_ret, ep_len, elapsed)``: the current observation, env
-        steps done, the episode in progress's return and length, time so far."""
+        """Put everything back as it was at the checkpoint (see :meth:`check_resume`),
+        the agent acting with the restored weights; return ``(o, t, ep_ret, ep_len,
+        elapsed)``: the current observation, env steps done, the episode in progress's
+        return and length, time so far."""
         folder = rundir.existing_dir(osp.join(self.output_dir, rundir.TRAIN_STATE))
         try:
             with np.load(osp.join(folder, "arrays.npz"), allow_pickle=False) as data:
@@ -204,6 +205,8 @@ class TrainingCheckpoint:
             set_rng_state(self.rng, state["rng"])
             self.test_env.restore(state["test_env"])
             o = self.env.restore(state["env"])
+            if self.agent is not None:
+                self.agent.refresh()  # it acts with the restored weights
         except Exception as err:  # replaying the episode's actions: the env may raise anything
             raise _damaged(folder, err, nothing_written=False) from None
         print(f"Resuming the run in {self.output_dir} after epoch {state['epoch']} "

@@ -5,13 +5,19 @@ from __future__ import annotations
 import sys
 import time
 
+from spinup_tf2.utils.mpi_tools import proc_id
+
 
 class EpochProgress:
     """A progress bar per epoch on stderr (tqdm) with env steps/s and the time
     left for the whole run, redrawn every ``every`` steps; nothing at all when
-    disabled (output redirected, or not the first MPI process)."""
+    disabled (by default, when output is redirected or this is not the first MPI
+    process)."""
 
-    def __init__(self, steps_per_epoch: int, epochs: int, enabled: bool, every: int = 50):
+    def __init__(self, steps_per_epoch: int, epochs: int, enabled: bool | None = None,
+                 every: int = 50):
+        if enabled is None:
+            enabled = sys.stdout.isatty() and proc_id() == 0
         self.steps_per_epoch, self.epochs, self.enabled = steps_per_epoch, epochs, enabled
         self.every = every
         self.bar = None

@@ -150,7 +150,8 @@ class Logger:
 
     def save_state(self, state_dict: dict, itr: int | None = None) -> None:
         """Pickle ``state_dict`` (usually ``{'env': env}``) to vars.pkl and
-        write the model set up with ``setup_tf2_saver`` to ``tf2_save/``.
+        write the model set up with ``setup_tf2_saver`` to ``tf2_save/``; an ``env``'s
+        normalizing wrappers' statistics go to ``env_state.json``, for replays.
 
         With ``itr=None`` each call replaces the previous files; with an int,
         the files are numbered (``vars<itr>.pkl``, ``tf2_save<itr>/``) and
@@ -176,6 +177,10 @@ class Logger:
                 self._warned_pickle = True
         if hasattr(self, "tf2_saver_module"):
             self._tf2_save(itr)
+        if "env" in state_dict:  # its wrappers' statistics, which replays of the policy need
+            from spinup_tf2 import envs  # gymnasium only when an environment is saved
+
+            envs.save_state(self.output_dir, state_dict["env"])
 
     def setup_tf2_saver(self, module) -> None:
         """Set up the model that ``save_state`` writes as a TensorFlow SavedModel.

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import operator
-import sys
 import time
 from typing import Callable
 
@@ -63,8 +62,8 @@ def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs
                         obs_normalizer: core.ObsNormalizer | None = None,
                         targets: bool = True):
     """The main actor-critic and its target copy (None without ``targets``), the targets
-    starting equal to the main networks; both share ``obs_normalizer`` when one is
-    given."""
+    starting equal to the main networks, and every MPI process starting from the first
+    one's weights; both share ``obs_normalizer`` when one is given."""
     if obs_normalizer is not None:
         ac_kwargs = dict(ac_kwargs, obs_normalizer=obs_normalizer)
     name = getattr(actor_critic, "__name__", actor_critic)
@@ -91,6 +90,7 @@ def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs
     if ac_targ is not None:
         for v_main, v_targ in zip(ac.trainable_variables, ac_targ.trainable_variables):
             v_targ.assign(v_main)
+    sync_params(ac.trainable_variables + (ac_targ.trainable_variables if ac_targ else []))
     return ac, ac_targ
 
 
@@ -417,8 +417,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     layout, scale, obs_space, act_space = envs.network_spaces(env)
     discrete, obs_dim, act_dim, n_noise = check_spaces(obs_space, act_space, normalize_obs)
     variant, actor_critic = pick_variant(actor_critic, ac_kwargs, obs_space, discrete)
-    # What fails only when stepped, before anything is written; its info says whether the
-    # environment reports success (goal tasks: the SuccessRate columns).
+    # What fails only when stepped, before anything is written; does it report success?
     success = "is_success" in envs.check_first_step(test_env)
     her_kwargs = (her_buffer_kwargs(layout, env, goal_selection_strategy, n_sampled_goal,
                                     variant.name, replay_buffer_class) if her else None)
@@ -439,9 +438,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
                                       ac_kwargs, normalizer, variant.targets)
     replay_buffer, get_action, saved_model = buffer_agent_and_export(  # memory checked first
-        variant, ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete,
-        envs.frame_stack(env), num_envs, replay_buffer_class, n_step, gamma, layout, her_kwargs,
-        scale)
+        variant, ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete, envs.frame_stack(env),
+        num_envs, replay_buffer_class, n_step, gamma, layout, her_kwargs, scale)
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
@@ -451,7 +449,6 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
-    sync_params(ac.trainable_variables + (ac_targ.trainable_variables if ac_targ else []))
     pi_optimizer, q_optimizer, tuner, update, update_block = make_learner(
         ac, ac_targ, variant, lr, tuner_args, env.action_space, gamma, alpha, polyak)
     logger.setup_tf2_saver(saved_model)
@@ -462,11 +459,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         update=update.variables), normalizer, replay_buffer, rng, collector, test_env, get_action)
     o, t_start, ep_ret, ep_len, elapsed = (checkpoint.restore() if resume
                                            else (collector.reset()[0], 0, 0.0, 0, 0.0))
-    get_action.refresh()
     saved_epoch = resume_epoch or 0
     start_time = time.time() - elapsed
-    progress = EpochProgress(local_steps_per_epoch, epochs, every=update_every,
-                             enabled=sys.stdout.isatty() and proc_id() == 0)
+    progress = EpochProgress(local_steps_per_epoch, epochs, every=update_every)
 
     # Main loop: collect experience in env and update/log each epoch
     for t in range(t_start, local_steps_per_epoch * epochs, num_envs):
@@ -494,9 +489,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             # End of trajectory handling
             if terminated or truncated or ep_len == max_ep_len:
                 replay_buffer.end_episode()  # n-step windows still open are written
-                logger.store(EpRet=ep_ret, EpLen=ep_len)
-                if success:
-                    logger.store(SuccessRate=float(info.get("is_success", 0.0)))
+                envs.store_episode(logger, ep_ret, ep_len,
+                                   info.get("is_success", 0.0) if success else None)
                 o, ep_ret, ep_len = env.reset()[0], 0.0, 0
                 get_action.reset()
 
@@ -518,8 +512,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             with rundir.writing(logger.output_dir):  # a refused write stops the run, files whole
                 # Save model
                 if saving:
-                    logger.save_state({"env": env.env}, None)
-                    envs.save_state(logger.output_dir, env.env)  # what replays must see
+                    logger.save_state({"env": env.env}, None)  # and what replays must see
                     saved_epoch = epoch
 
                 # Test the performance of the deterministic version of the agent.
@@ -675,9 +668,8 @@ def test_agent(test_env, get_action: Callable, n_episodes: int, max_ep_len: int,
             d = terminated or truncated
             ep_ret += r
             ep_len += 1
-        logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
-        if success:
-            logger.store(TestSuccessRate=float(info.get("is_success", 0.0)))
+        envs.store_episode(logger, ep_ret, ep_len,
+                           info.get("is_success", 0.0) if success else None, prefix="Test")
 
 
 def log_param_counts(logger: EpochLogger, ac) -> None:
