@@ -34,7 +34,9 @@ wide: 512 by default, since on 2 cores of an AMD EPYC the update ran at 46 updat
 and 15.7 at SBX's 1024 (6.0 at the paper's 2048, 2026-11-27). ``--suite droq``: Hopper and
 HalfCheetah, seeds 0, 10, 20, at DroQ's 20 updates per step. ``--suite redq``: Hopper, seeds
 0, 10, 20 (and ``--suite redq --env HalfCheetah-v5 --seed 0``, one run for REDQ's row of the
-time to Spinning Up's HalfCheetah scores). Into ``data/benchmarks/<suite>-<env>/``.
+time to Spinning Up's HalfCheetah scores). Into ``data/benchmarks/<suite>-<env>/``; with
+``--epochs N`` other than 25, into ``<suite>-<4N>k-<env>/`` (``--suite crossq --env
+HalfCheetah-v5 --epochs 75``: CrossQ to 300k, for the time to Spinning Up's 300k score).
 
 The comparison is made at 100k, 200k and 300k steps, on curves smoothed over
 11 points of 10k steps as Spinning Up's are. Running on to 350k lets the window
@@ -130,6 +132,8 @@ def main() -> int:
         family_settings = dict(ac_kwargs=dict(top_quantiles_to_drop_per_net=a.tqc_drop))
     if a.tqc_sac_settings:
         prefix, family_settings = "tqc-sacsettings", dict(lr=1e-3, alpha=0.2)
+    if family and a.epochs != 25:  # not the 100k evidence, which stays as bundled
+        prefix = f"{prefix}-{a.epochs * 4}k"
 
     from spinup_tf2.utils.run_utils import call_experiment, setup_logger_kwargs
 
