@@ -65,11 +65,15 @@ def test_the_family_times_by_hand(tmp_path):
     """SAC at steps/10 (two seeds, +-50) first reaches 6,081 at the 64k epoch and 9,163 at
     92k; CrossQ at steps/5 (25 epochs) at 32k and 48k. At 500 and 50 env steps/s: 64k/500 s
     = 2 min, 32k/50 s = 11 min, 48k/50 s = 16 min. TQC's only row has 2 critics, not its
-    runs' 5: no speed; and its 100k run never reaches the scores."""
+    runs' 5: no speed; and its 100k run never reaches the scores. CrossQ's run on to 300k
+    (steps/25; one more still at 30 epochs, not counted) at CrossQ's speed: 156k and 232k,
+    52 and 77 min."""
     data = tmp_path / "data"
     write_run(str(data), 0, -50.0)
     write_run(str(data), 10, 50.0)
     write_run(str(data), 0, 0.0, "crossq", 25, 0.2)
+    write_run(str(data), 0, 0.0, "crossq-300k", 75, 0.04)
+    write_run(str(data), 10, 0.0, "crossq-300k", 30, 1.0)
     write_run(str(data), 0, 0.0, "tqc", 25, 0.01)
     speeds = tmp_path / "speeds.jsonl"
     rows = [dict(who="ours", impl="spinup_tf2", env_steps_per_s=500.0),
@@ -85,3 +89,5 @@ def test_the_family_times_by_hand(tmp_path):
     assert "| sac | 2 | 500.0 (1) | 64k | 2 min | 92k | 3 min |" in out.stdout
     assert "| crossq | 1 | 50.0 (3) | 32k | 11 min | 48k | 16 min |" in out.stdout
     assert "| tqc | 1 | not measured | not by 100k |  | not by 100k |  |" in out.stdout
+    assert ("| crossq (runs to 300k) | 1 | 50.0 (3) | 156k | 52 min | 232k | 77 min |"
+            in out.stdout)

@@ -19,7 +19,8 @@ everyone, since the peers evaluate differently.
 SAC family: the time to Spinning Up's 100k and 300k HalfCheetah scores (6,081 and 9,163) on
 2 cores. For every algorithm alike, the steps are the first epoch at which the mean over
 finished seeds of the raw test return reaches the score (SAC: the bundled 350k runs;
-the variants: their 100k evidence runs, ``learning.py --suite crossq`` etc.), and the speed
+the variants: their 100k evidence runs, ``learning.py --suite crossq`` etc., and CrossQ's
+runs on to 300k in a row of their own), and the speed
 is the median env steps/s of our rows with the evidence runs' settings in the JSON lines
 given (``race.py --out`` files, ``speed.py --algo A --json`` lines): SAC's race rows, CrossQ's
 512-wide critics, TQC with its 5 critics (``speed.py --algo tqc --n_critics 5``), DroQ and
@@ -53,8 +54,10 @@ def steps_to_score(env: str, data_dir: str, score: float) -> tuple[int | None, i
     return (int(steps[hit[0]]) if len(hit) else None), len(rows)
 
 
-FAMILY = ("sac", "crossq", "tqc", "droq", "redq")
-RUN_EPOCHS = {"sac": 88, "crossq": 25, "tqc": 25, "droq": 25, "redq": 25}  # 350k and 100k
+FAMILY = ("sac", "crossq", "crossq-300k", "tqc", "droq", "redq")
+# 350k, 100k, and CrossQ's runs on to 300k (learning.py --suite crossq --epochs 75), which have
+# directories of their own.
+RUN_EPOCHS = {"sac": 88, "crossq": 25, "crossq-300k": 75, "tqc": 25, "droq": 25, "redq": 25}
 
 
 def family_speeds(paths: list[str]) -> dict[str, list[float]]:
@@ -104,7 +107,8 @@ def family_table(paths: list[str], env: str, data_dir: str, scores: list[float])
         steps, mean, seeds = mean_curve(algo, env, data_dir)
         if not seeds:
             continue
-        v = statistics.median(speeds[algo]) if speeds.get(algo) else None
+        runs = speeds.get(algo.split("-")[0])  # a longer run's speed is its variant's
+        v = statistics.median(runs) if runs else None
         cells = []
         for score in scores:
             hit = np.nonzero(mean >= score)[0]
@@ -113,8 +117,9 @@ def family_table(paths: list[str], env: str, data_dir: str, scores: list[float])
                 continue
             at = int(steps[hit[0]])
             cells.append(f"{at // 1000}k | " + (f"{at / v / 60:.0f} min" if v else "no speed"))
-        speed = f"{v:.1f} ({len(speeds[algo])})" if v else "not measured"
-        lines.append(f"| {algo} | {seeds} | {speed} | " + " | ".join(cells) + " |")
+        speed = f"{v:.1f} ({len(runs)})" if v else "not measured"
+        name = algo.replace("-300k", " (runs to 300k)")
+        lines.append(f"| {name} | {seeds} | {speed} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
