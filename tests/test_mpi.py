@@ -47,6 +47,9 @@ keras.utils.set_random_seed(M.proc_id())  # different weights on each rank, on p
 ac, ac_targ = S.build_actor_critics(core.MLPActorCritic, env.observation_space,
                                     env.action_space, dict(hidden_sizes=(16,)))
 variables = ac.trainable_variables + ac_targ.trainable_variables
+built = params_in_sync(variables)  # every rank starts from rank 0's weights
+if M.proc_id() == 1:  # apart again: sync_params must bring them back
+    variables[0].assign_add(np.full(variables[0].shape, 1e-3, np.float32))
 before = params_in_sync(variables)
 sync_params(variables)
 synced = params_in_sync(variables)
@@ -68,8 +71,8 @@ if M.proc_id() == 1:
 drifted = params_in_sync(variables)
 # One file per rank: lines printed by two ranks at once can interleave.
 with open(f"{sys.argv[1]}/result_{M.proc_id()}.json", "w") as f:
-    json.dump(dict(rank=M.proc_id(), size=M.num_procs(), before=before, synced=synced,
-                   after=after, drifted=drifted, loss=loss), f)
+    json.dump(dict(rank=M.proc_id(), size=M.num_procs(), built=built, before=before,
+                   synced=synced, after=after, drifted=drifted, loss=loss), f)
 """
 
 
@@ -131,6 +134,7 @@ def test_two_ranks_keep_identical_weights_and_mismatch_is_detected(tmp_path):
     assert sorted(r["rank"] for r in results) == [0, 1]
     for r in results:
         assert r["size"] == 2
+        assert r["built"] is True  # built from different seeds, synced where built
         assert r["before"] is False and r["synced"] is True
         assert r["after"] is True  # K updates on different minibatches, weights still equal
         assert r["drifted"] is False
