@@ -59,32 +59,39 @@ _RUN_FILE = re.compile(r"^(progress(\.tmp)?\.txt|(config|env_state)(\.tmp)?\.jso
 
 # ---- Writing -------------------------------------------------------------------------------
 
-def tmp_name(path: str) -> str:
+def tmp_name(path: str, shared: bool = False) -> str:
     """Where ``path``'s next version is written before it is renamed into place: ``.tmp``
     before the suffix (``config.tmp.json``, ``epoch_1.tmp.mp4``, ``tf2_save.tmp``), so
-    writers that go by the suffix (video encoders) still know the format."""
+    writers that go by the suffix (video encoders) still know the format. A file that
+    several processes may write at once (``shared``: a study's tables, which every driver of
+    the study rewrites) has the process id after ``.tmp``, so that no writer removes or
+    renames another's temporary file."""
     stem, ext = osp.splitext(path)
-    return stem + TMP + ext
+    return stem + TMP + (str(os.getpid()) if shared else "") + ext
 
 
-def write_text(path: str, text: str) -> None:
-    """Replace the file ``path`` with ``text``, atomically."""
-    write_bytes(path, text.encode("utf-8"))
+def write_text(path: str, text: str, shared: bool = False) -> None:
+    """Replace the file ``path`` with ``text``, atomically (``shared``: see
+    :func:`tmp_name`)."""
+    write_bytes(path, text.encode("utf-8"), shared)
 
 
-def write_bytes(path: str, data: bytes) -> None:
-    """Replace the file ``path`` with ``data``, atomically."""
-    with atomic_file(path) as tmp:
+def write_bytes(path: str, data: bytes, shared: bool = False) -> None:
+    """Replace the file ``path`` with ``data``, atomically (``shared``: see
+    :func:`tmp_name`)."""
+    with atomic_file(path, shared) as tmp:
         with open(tmp, "wb") as f:
             f.write(data)
 
 
 @contextlib.contextmanager
-def atomic_file(path: str):
+def atomic_file(path: str, shared: bool = False):
     """Yield the temporary path to write ``path``'s new version to (by any writer:
     joblib, a video encoder, a converter); on success it is synced and renamed into
-    place, on an exception it is removed and ``path`` is left as it was."""
-    tmp = tmp_name(path)
+    place, on an exception it is removed and ``path`` is left as it was. With ``shared``,
+    several processes may write ``path`` at once: the last rename wins, each version whole
+    (:func:`tmp_name`)."""
+    tmp = tmp_name(path, shared)
     _remove(tmp)
     try:
         yield tmp

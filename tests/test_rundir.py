@@ -17,6 +17,27 @@ def test_temporary_names_keep_the_suffix():
     assert rundir.tmp_name("/r/tf2_save") == "/r/tf2_save.tmp"
 
 
+def test_a_shared_file_written_by_two_processes_at_once(tmp_path):
+    """A study's tables are rewritten by every driver of the study: while this process
+    writes its version, another process writes the same file. With ``shared`` both renames
+    succeed and the file is one whole version (the last renamed); a common temporary name
+    would let the other writer remove this one's, whose rename then fails (the failure
+    seen with two tune drivers, 2026-11-27)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "trials.tsv"
+    other = (f"from spinup_tf2 import rundir; "
+             f"rundir.write_text({str(path)!r}, 'other\\n', shared=True)")
+    with rundir.atomic_file(str(path), shared=True) as tmp:
+        with open(tmp, "w") as f:
+            f.write("mine\n")
+        subprocess.run([sys.executable, "-c", other], check=True, timeout=120)
+        assert path.read_text() == "other\n"
+    assert path.read_text() == "mine\n"
+    assert sorted(os.listdir(tmp_path)) == ["trials.tsv"]  # no temporary file left
+
+
 def test_atomic_writers_leave_the_old_version_whole_on_failure(tmp_path):
     path = str(tmp_path / "config.json")
     rundir.write_text(path, "old")

@@ -112,9 +112,10 @@ def write_report(opt_study, study_dir: str, plots: bool = True,
     from optuna.trial import TrialState
 
     header, rows = trial_rows(opt_study)
+    # shared: every driver of the study rewrites its tables and plots, maybe at once
     rundir.write_text(osp.join(study_dir, "trials.tsv"), "\n".join(
         "\t".join(str(c).replace("\t", " ").replace("\n", " ") for c in row)
-        for row in [header] + rows) + "\n")
+        for row in [header] + rows) + "\n", shared=True)
     complete = opt_study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     if complete:
         best = opt_study.best_trial
@@ -123,7 +124,7 @@ def write_report(opt_study, study_dir: str, plots: bool = True,
                 f"({len(complete)} of {len(opt_study.trials)} trials complete).\n"
                 f"Its runs: {' '.join(best.user_attrs.get(RUNS_KEY, []))}\n\n"
                 f"Run its settings again with:\n\n{cmd}\n")
-        rundir.write_text(osp.join(study_dir, "best.txt"), text)
+        rundir.write_text(osp.join(study_dir, "best.txt"), text, shared=True)
     if not plots:
         return
     written = write_plots(opt_study, osp.join(study_dir, "plots"))
@@ -167,8 +168,8 @@ def write_plots(opt_study, folder: str) -> list[str]:
         fig.set_size_inches(9, 5.5)
         fig.tight_layout()
         path = osp.join(folder, name + ".png")
-        fig.savefig(rundir.tmp_name(path), format="png", dpi=100)
-        os.replace(rundir.tmp_name(path), path)
+        with rundir.atomic_file(path, shared=True) as tmp:
+            fig.savefig(tmp, format="png", dpi=100)
         plt.close(fig)
         written.append(path)
     return written
