@@ -88,7 +88,8 @@ class TrainingCheckpoint:
         ``q_optimizer``, the entropy ``tuner`` (None for a fixed alpha), and anything
         more a variant has (the update's own variables); ``normalizer`` (the observation
         normalizer) may be None; ``agent`` (an :class:`~spinup_tf2.algos.sac.agent.Agent`)
-        keeps the episode in progress's memory, if it has one."""
+        keeps the episode in progress's memory, if it has one, and :meth:`restore`
+        refreshes it with the restored weights."""
         self.output_dir = output_dir
         self.variables = named_variables({**state, "obs_normalizer": normalizer})
         # Release 0.2's checkpoints: trainable variables, optimizers, tuner, statistics.
