@@ -1,5 +1,6 @@
 """The SAC family's published curves (benchmarks/learning/reference/) say what their README
 says: the means and standard errors at 100k steps are computed here from the bundled file."""
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,3 +21,18 @@ def test_the_published_100k_scores_are_those_of_the_bundled_file():
             assert len(last) == 10 and runs.env_step.max() in (99_996, 100_000)
             cells.append(f"{last.mean():.0f} ± {last.std(ddof=1) / np.sqrt(10):.0f}")
         assert ", ".join(cells) in readme, (algorithm, cells)
+
+
+def test_the_family_table_finds_each_variants_published_rows():
+    """compare_curves.py's names for SimbaV2's rows are the file's: each variant it says was
+    published has rows on all four tasks (a misspelt name would leave "none published")."""
+    sys.path.insert(0, str(REF.parent))
+    try:
+        import compare_curves
+    finally:
+        sys.path.pop(0)
+    data = pd.read_csv(REF / "simbav2_baselines_100k.csv")
+    assert set(compare_curves.SIMBAV2_NAMES) == set(compare_curves.FAMILY_NAMES) - {"tqc"}
+    for variant, name in compare_curves.SIMBAV2_NAMES.items():
+        assert set(data[data.algorithm == name].env) == \
+            {"HalfCheetah-v4", "Hopper-v4", "Walker2d-v4", "Ant-v4"}, (variant, name)

@@ -64,8 +64,10 @@ DMC_PUBLISHED = {
 DMC_EPOCHS = 10  # 100k frames at the suite's action repeats
 FAMILY_CSV = osp.join(HERE, "reference", "simbav2_baselines_100k.csv")
 FAMILY_EPOCHS = 25  # 100k steps of 4,000
-# The variants' suites and how SimbaV2's files name them (REDQ and DroQ at 20 updates/step).
+# The variants' suites, their names, and how SimbaV2's file names those it has (REDQ and DroQ
+# at 20 updates per step; no TQC).
 FAMILY_NAMES = {"crossq": "CrossQ", "tqc": "TQC", "droq": "DroQ", "redq": "REDQ"}
+SIMBAV2_NAMES = {"crossq": "CrossQ", "droq": "DroQ (UTD 20)", "redq": "REDQ (UTD 20)"}
 RL_ZOO_HER_CSV = osp.join(HERE, "reference", "rl_zoo_her.csv")
 # --suite her: each task's runs (a glob under data_dir, by library), their epochs, and the
 # task rl-zoo published.
@@ -194,7 +196,7 @@ def family_table(data_dir: str) -> str:
                     sac_runs.append(np.interp(100_000, df["TotalEnvInteracts"],
                                               df["AverageTestEpRet"]))
             sac = np.array(sac_runs)
-            pub = published[(published.algorithm == name)
+            pub = published[(published.algorithm == SIMBAV2_NAMES.get(variant))
                             & (published.env == env.replace("-v5", "-v4"))]
             if pub.empty:
                 against_published = "none published | |"
