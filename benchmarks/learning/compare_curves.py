@@ -45,6 +45,8 @@ import sys
 import numpy as np
 import pandas as pd
 
+from spinup_tf2.algos.sac.checks import FAMILY_NAMES
+
 HERE = osp.dirname(osp.abspath(__file__))
 REPO = osp.dirname(osp.dirname(HERE))
 # The five tasks of Spinning Up's SAC benchmark page (theirs are the -v3 versions).
@@ -64,9 +66,7 @@ DMC_PUBLISHED = {
 DMC_EPOCHS = 10  # 100k frames at the suite's action repeats
 FAMILY_CSV = osp.join(HERE, "reference", "simbav2_baselines_100k.csv")
 FAMILY_EPOCHS = 25  # 100k steps of 4,000
-# The variants' suites, their names, and how SimbaV2's file names those it has (REDQ and DroQ
-# at 20 updates per step; no TQC).
-FAMILY_NAMES = {"crossq": "CrossQ", "tqc": "TQC", "droq": "DroQ", "redq": "REDQ"}
+# How SimbaV2's file names the variants it has (REDQ and DroQ at 20 updates per step; no TQC).
 SIMBAV2_NAMES = {"crossq": "CrossQ", "droq": "DroQ (UTD 20)", "redq": "REDQ (UTD 20)"}
 RL_ZOO_HER_CSV = osp.join(HERE, "reference", "rl_zoo_her.csv")
 # --suite her: each task's runs (a glob under data_dir, by library), their epochs, and the
