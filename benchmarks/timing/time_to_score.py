@@ -20,9 +20,9 @@ SAC family: the time to Spinning Up's 100k and 300k HalfCheetah scores (6,081 an
 2 cores. For every algorithm alike, the steps are the first epoch at which the mean over
 finished seeds of the raw test return reaches the score (SAC: the bundled 350k runs;
 the variants: their 100k evidence runs, ``learning.py --suite crossq`` etc., and CrossQ's
-runs on to 300k in a row of their own), and the speed
-is the median env steps/s of our rows with the evidence runs' settings in the JSON lines
-given (``race.py --out`` files, ``speed.py --algo A --json`` lines): SAC's race rows, CrossQ's
+runs on to 300k in a row of their own), and the speed is the median env steps/s of our
+rows with the evidence runs' settings in the JSON lines given (``race.py --out`` files,
+``speed.py --algo A --json`` lines): SAC's rows (a race's or ``speed.py``'s), CrossQ's
 512-wide critics, TQC with its 5 critics (``speed.py --algo tqc --n_critics 5``), DroQ and
 REDQ at 20 updates per step. Prints the table (``benchmarks/timing/family_time_to_score.md``).
 """
