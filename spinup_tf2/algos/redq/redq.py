@@ -7,7 +7,7 @@ from spinup_tf2.algos.sac.sac import sac
 
 def redq(env_fn, actor_critic="redq", ac_kwargs=dict(), seed=0, steps_per_epoch=4000,
          epochs=100, replay_size=int(1e6), gamma=0.99, polyak=0.995, lr=3e-4, alpha="auto",
-         batch_size=256, start_steps=5000, update_after=1000, update_every=50,
+         batch_size=256, start_steps=5000, update_after=5000, update_every=50,
          num_test_episodes=10, max_ep_len=1000, logger_kwargs=dict(), save_freq=1,
          target_entropy=None, resume=False, normalize_obs=False, overwrite=False, video_freq=0,
          updates_per_step=20, num_envs=1, vector_mode="sync", replay_buffer_class=None, n_step=1,
@@ -46,8 +46,10 @@ def redq(env_fn, actor_critic="redq", ac_kwargs=dict(), seed=0, steps_per_epoch=
 
         start_steps (int): 5000 uniform random actions first, REDQ's.
 
-        update_after (int): 1000, as SAC's: REDQ's code starts updating with
-            the policy at 5000, but an epoch (4000 steps) must hold updates.
+        update_after (int): 5000, REDQ's: the updates start with the policy,
+            on 5,000 random transitions (a 4,000-step first epoch logs no
+            losses). From SAC's 1000, twenty updates a step on so little data
+            made Hopper's critics diverge (Q of millions by step 4,000).
 
         updates_per_step (int): 20, REDQ's update-to-data ratio G (each
             update draws its own minibatch and its own subset).
