@@ -158,3 +158,29 @@ def test_updates_may_start_after_the_first_epoch(tmp_path):
     assert [r["LossQ1"] for r in rows][0] == "nan" and rows[0]["AverageQ1Vals"] == "nan"
     assert np.isfinite(float(rows[1]["LossQ1"])) and np.isfinite(float(rows[1]["LossPi"]))
     assert np.isfinite(float(rows[0]["AverageTestEpRet"]))
+
+
+def test_critics_that_run_away_are_reported_once_and_the_run_goes_on(tmp_path, capsys):
+    """Hopper with no target networks (polyak 0), no entropy term and 20 updates a step
+    on a few hundred transitions: the critics' mean Q runs to millions within 300 steps,
+    against rewards of a few units; the warning names it after the epoch's row, once."""
+    out = str(tmp_path / "runaway")
+    sac(lambda: gym.make("Hopper-v5"), seed=0, epochs=2, steps_per_epoch=300, start_steps=1000,
+        update_after=150, updates_per_step=20, polyak=0.0, alpha=0.0, num_test_episodes=1,
+        ac_kwargs=dict(hidden_sizes=(64, 64)), logger_kwargs=dict(output_dir=out))
+    printed = capsys.readouterr().out
+    _, rows_ = read_progress(out)
+    assert [r["Epoch"] for r in rows_] == ["1", "2"]  # it warns, it does not stop
+    q = max(abs(float(rows_[0][k])) for k in ("AverageQ1Vals", "AverageQ2Vals"))
+    assert q > 1e4, rows_[0]
+    assert printed.count("the critics are diverging") == 1, printed[-3000:]
+    assert "This warning is not repeated" in printed
+
+
+def test_a_healthy_run_gets_no_runaway_warning(tmp_path, capsys):
+    """The same short run with target networks and SAC's alpha: no warning."""
+    out = str(tmp_path / "healthy")
+    sac(lambda: gym.make("Hopper-v5"), seed=0, epochs=2, steps_per_epoch=300, start_steps=1000,
+        update_after=150, num_test_episodes=1, ac_kwargs=dict(hidden_sizes=(64, 64)),
+        logger_kwargs=dict(output_dir=out))
+    assert "the critics are diverging" not in capsys.readouterr().out

@@ -265,3 +265,51 @@ def test_updates_per_step_multiplies_the_updates_of_each_block(tmp_path):
     assert counts == {1: 300, 3: 900}
     with pytest.raises(SpinupError, match="updates_per_step=0"):
         check_sac_args({**GOOD, "updates_per_step": 0})
+
+
+def _epoch(q_means, logp=(-2.0, 5.0), alpha=None):
+    """An epoch's stored diagnostics: two updates of 4 samples per critic, around q_means."""
+    d = {f"Q{i}Vals": [np.full((2, 4), q) + np.array([-1.0, 1.0])[:, None]]
+         for i, q in enumerate(q_means, 1)}
+    d["LogPi"] = [np.linspace(*logp, 8).reshape(2, 4)]
+    if alpha is not None:
+        d["Alpha"] = [np.array([alpha, alpha * 0.9])]
+    return d
+
+
+def test_q_runaway_names_critics_beyond_what_the_rewards_allow():
+    from spinup_tf2.algos.sac.checks import q_runaway
+
+    rewards = np.array([-1.0, 0.5, 3.8], np.float32)  # Hopper-like
+    # REDQ's diverged Hopper run at step 4,000: mean Q 2.5 million, alpha 1.7, log pi to 60
+    msg = q_runaway(_epoch([2.49e6, 2.5e6], logp=(-3.0, 60.0), alpha=1.72), rewards, 0.99)
+    assert msg is not None and "Q2Vals is 2.5e+06" in msg and "[-1, 3.8]" in msg
+    assert "gamma 0.99" in msg and "alpha up to 1.72" in msg and "updates_per_step" in msg
+    # A healthy SAC epoch (fixed alpha 0.2): Q near 300 is within [L, U] = [-200, 420]
+    assert q_runaway(_epoch([300.0, 310.0]), rewards, 0.99, alpha=0.2) is None
+    # Beyond U but within its slack (U - L = 620): noise, not divergence
+    assert q_runaway(_epoch([1000.0, 900.0]), rewards, 0.99, alpha=0.2) is None
+    # Beyond U + slack (1,040): reported, whichever critic is farthest
+    assert "Q1Vals is 2500" in q_runaway(_epoch([2500.0, 10.0]), rewards, 0.99, alpha=0.2)
+    # Far below L - slack (Pendulum-like rewards, fixed alpha): reported too
+    pend = np.array([-16.3, -0.01], np.float32)
+    assert q_runaway(_epoch([-300.0, -310.0]), pend, 0.99, alpha=0.2) is None
+    assert "-1e+05" in q_runaway(_epoch([-1e5, -1e5]), pend, 0.99, alpha=0.2)
+
+
+def test_q_runaway_stays_quiet_without_what_it_needs():
+    from spinup_tf2.algos.sac.buffers import ReplayBuffer
+    from spinup_tf2.algos.sac.checks import q_runaway, stored_rewards
+
+    rewards = np.array([0.0, 1.0], np.float32)
+    huge = _epoch([1e9, 1e9], alpha=1.0)
+    assert q_runaway(huge, rewards, 0.99) is not None
+    assert q_runaway({}, rewards, 0.99) is None  # an epoch without updates
+    assert q_runaway(huge, None, 0.99) is None  # a buffer that does not show its rewards
+    assert q_runaway(huge, rewards, 1.0) is None  # no discount, no bound
+    assert q_runaway(_epoch([1e9, 1e9]), rewards, 0.99) is None  # learned alpha, none logged
+    buf = ReplayBuffer(3, 1, 10)
+    assert stored_rewards(buf).size == 0
+    buf.store(np.zeros(3), np.zeros(1), 2.5, np.zeros(3), 0.0)
+    np.testing.assert_array_equal(stored_rewards(buf), [2.5])
+    assert stored_rewards(object()) is None

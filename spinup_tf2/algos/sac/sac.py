@@ -28,7 +28,9 @@ from spinup_tf2.algos.sac.checks import (
     check_sac_args,
     check_spaces,
     default_target_entropy,
+    q_runaway,
     run_settings,
+    stored_rewards,
 )
 from spinup_tf2.algos.sac.fast_path import (
     Adam,
@@ -465,6 +467,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     saved_epoch = resume_epoch or 0
     start_time = time.time() - elapsed
     progress = EpochProgress(local_steps_per_epoch, epochs, every=update_every)
+    q_warned = False  # the critics' runaway is reported once per run
 
     # Main loop: collect experience in env and update/log each epoch
     for t in range(t_start, local_steps_per_epoch * epochs, num_envs):
@@ -524,8 +527,14 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
                 # Log info about epoch
                 progress.close()
+                runaway = None if q_warned else q_runaway(
+                    logger.epoch_dict, stored_rewards(replay_buffer), gamma,
+                    alpha if tuner is None else None)
                 log_epoch(logger, epoch, (t + num_envs) * n_procs, time.time() - start_time,
                           update.logged_keys, success)
+                if runaway:
+                    logger.log(runaway, color="yellow")
+                    q_warned = True
 
                 # The checkpoint comes after the row: resuming never repeats or skips one.
                 if saving:
