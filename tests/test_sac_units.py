@@ -308,6 +308,11 @@ def test_q_runaway_stays_quiet_without_what_it_needs():
     assert q_runaway(huge, None, 0.99) is None  # a buffer that does not show its rewards
     assert q_runaway(huge, rewards, 1.0) is None  # no discount, no bound
     assert q_runaway(_epoch([1e9, 1e9]), rewards, 0.99) is None  # learned alpha, none logged
+    # A sparse task before its first success: every reward 0, so L = U = 0 with alpha 0; a
+    # fresh critic's values are not divergence (one reward unit a step of slack: 100)
+    zeros = np.zeros(50, np.float32)
+    assert q_runaway(_epoch([0.7, -0.4]), zeros, 0.99, alpha=0.0) is None
+    assert q_runaway(_epoch([150.0, 0.0]), zeros, 0.99, alpha=0.0) is not None
     buf = ReplayBuffer(3, 1, 10)
     assert stored_rewards(buf).size == 0
     buf.store(np.zeros(3), np.zeros(1), 2.5, np.zeros(3), 0.0)

@@ -447,9 +447,10 @@ def q_runaway(epoch_dict: dict, rewards: np.ndarray | None, gamma: float,
 
     with the epoch's extremes of ``LogPi`` and ``Alpha`` (or the fixed ``alpha``) standing in
     for the policy's. A critic's mean beyond that range by its whole width (at least the
-    larger bound's size) is reported: the slack keeps a run that is merely noisy, or whose
-    n-step rewards (sums of several steps, bootstrapped at ``gamma ** n``, which this bound
-    overstates) sit near the bounds, from being called diverging.
+    larger bound's size, and at least ``1 / (1 - gamma)``) is reported: the slack keeps a run
+    that is merely noisy, or whose n-step rewards (sums of several steps, bootstrapped at
+    ``gamma ** n``, which this bound overstates) sit near the bounds, from being called
+    diverging.
 
     Args:
         epoch_dict: The logger's stored values of the epoch (``Q1Vals`` ... ``QNVals``,
@@ -477,7 +478,9 @@ def q_runaway(epoch_dict: dict, rewards: np.ndarray | None, gamma: float,
     r_min, r_max = float(np.min(rewards)), float(np.max(rewards))
     upper = (r_max + a * max(0.0, -lo)) * horizon
     lower = (r_min - a * max(0.0, hi)) * horizon
-    slack = max(upper - lower, abs(upper), abs(lower))
+    # At least one reward unit a step: rewards all alike (none yet of a sparse task) give
+    # L = U, and a fresh critic's small values must not read as divergence.
+    slack = max(upper - lower, abs(upper), abs(lower), horizon)
     key, q = max(means.items(), key=lambda kv: abs(kv[1]))
     if lower - slack <= q <= upper + slack:
         return None
