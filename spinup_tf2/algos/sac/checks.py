@@ -459,22 +459,18 @@ def q_runaway(epoch_dict: dict, rewards: np.ndarray | None, gamma: float,
         gamma: The discount; at 1 no bound holds and nothing is reported.
         alpha: The entropy weight when fixed; None when learned (then ``Alpha`` is read).
     """
-    def stat(key, reduce, combine):  # without copying an epoch's values into one array
-        parts = [reduce(np.asarray(v)) for v in epoch_dict.get(key, []) if np.size(v)]
-        return combine(parts) if parts else None
+    def parts(key):  # array by array: an epoch of REDQ holds ~20 million values a critic
+        return [np.asarray(v) for v in epoch_dict.get(key, []) if np.size(v)]
 
-    means = {}
-    for k in sorted(epoch_dict):
-        if k[0] == "Q" and k.endswith("Vals") and k[1:-4].isdigit():
-            total = stat(k, lambda v: (float(np.sum(v)), v.size), lambda p: np.sum(p, axis=0))
-            if total is not None:
-                means[k] = total[0] / total[1]
-    lo, hi = stat("LogPi", np.min, min), stat("LogPi", np.max, max)
-    a = stat("Alpha", np.max, max) if alpha is None else alpha
-    if (not means or rewards is None or np.size(rewards) == 0 or lo is None or a is None
+    means = {k: sum(float(np.sum(v)) for v in p) / sum(v.size for v in p)
+             for k in sorted(epoch_dict)
+             if k[0] == "Q" and k.endswith("Vals") and k[1:-4].isdigit() and (p := parts(k))}
+    logp, alphas = parts("LogPi"), parts("Alpha") if alpha is None else [np.array(alpha)]
+    if (not means or rewards is None or np.size(rewards) == 0 or not logp or not alphas
             or gamma >= 1 or not all(np.isfinite(m) for m in means.values())):
         return None
-    a, lo, hi, horizon = float(a), float(lo), float(hi), 1.0 / (1.0 - gamma)
+    lo, hi = min(float(np.min(v)) for v in logp), max(float(np.max(v)) for v in logp)
+    a, horizon = max(float(np.max(v)) for v in alphas), 1.0 / (1.0 - gamma)
     r_min, r_max = float(np.min(rewards)), float(np.max(rewards))
     upper = (r_max + a * max(0.0, -lo)) * horizon
     lower = (r_min - a * max(0.0, hi)) * horizon
@@ -501,3 +497,27 @@ def stored_rewards(replay_buffer) -> np.ndarray | None:
     if buf is None or not isinstance(size, (int, np.integer)):
         return None
     return np.asarray(buf[:int(size)])
+
+
+class RunawayWatch:
+    """:func:`q_runaway` over a run: called with each epoch's stored values, it returns
+    the warning the first time the critics run away, and None ever after (one warning per
+    run, however long the run stays diverged).
+
+    Args:
+        replay_buffer: The run's buffer, whose rewards (:func:`stored_rewards`) give the bound.
+        gamma: The discount.
+        alpha: The entropy weight when fixed; None when learned (the logged ``Alpha``).
+    """
+
+    def __init__(self, replay_buffer, gamma: float, alpha: float | None):
+        self.replay_buffer, self.gamma, self.alpha = replay_buffer, gamma, alpha
+        self.warned = False
+
+    def __call__(self, epoch_dict: dict) -> str | None:
+        if self.warned:
+            return None
+        warning = q_runaway(epoch_dict, stored_rewards(self.replay_buffer), self.gamma,
+                            self.alpha)
+        self.warned = warning is not None
+        return warning

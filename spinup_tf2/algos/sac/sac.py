@@ -23,14 +23,13 @@ from spinup_tf2 import envs, rundir
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.buffers import ReplayBuffer  # noqa: F401 (where Spinning Up has it)
 from spinup_tf2.algos.sac.checks import (
+    RunawayWatch,
     check_finite,
     check_memory,
     check_sac_args,
     check_spaces,
     default_target_entropy,
-    q_runaway,
     run_settings,
-    stored_rewards,
 )
 from spinup_tf2.algos.sac.fast_path import (
     Adam,
@@ -467,7 +466,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     saved_epoch = resume_epoch or 0
     start_time = time.time() - elapsed
     progress = EpochProgress(local_steps_per_epoch, epochs, every=update_every)
-    q_warned = False  # the critics' runaway is reported once per run
+    runaway = RunawayWatch(replay_buffer, gamma, alpha if tuner is None else None)
 
     # Main loop: collect experience in env and update/log each epoch
     for t in range(t_start, local_steps_per_epoch * epochs, num_envs):
@@ -527,14 +526,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
 
                 # Log info about epoch
                 progress.close()
-                runaway = None if q_warned else q_runaway(
-                    logger.epoch_dict, stored_rewards(replay_buffer), gamma,
-                    alpha if tuner is None else None)
                 log_epoch(logger, epoch, (t + num_envs) * n_procs, time.time() - start_time,
-                          update.logged_keys, success)
-                if runaway:
-                    logger.log(runaway, color="yellow")
-                    q_warned = True
+                          update.logged_keys, success, runaway)
 
                 # The checkpoint comes after the row: resuming never repeats or skips one.
                 if saving:
@@ -699,12 +692,16 @@ def log_param_counts(logger: EpochLogger, ac) -> None:
 
 
 def log_epoch(logger: EpochLogger, epoch: int, total_env_interacts: int, elapsed: float,
-              keys: tuple = logged_keys(2), success: bool = False) -> None:
+              keys: tuple = logged_keys(2), success: bool = False,
+              runaway: RunawayWatch | None = None) -> None:
     """Write the epoch's row: Spinning Up's columns, in its order, for the update's
     diagnostics ``keys`` (``update.logged_keys``): ``Q3Vals``, ``LossQ3``... after their like
     for a variant with more critics; ``Alpha`` and ``LossAlpha`` after ``Time`` when alpha
     is learned; last, with ``success``, ``SuccessRate`` and ``TestSuccessRate`` (the share
-    of the epoch's episodes whose last step reported ``info['is_success']``)."""
+    of the epoch's episodes whose last step reported ``info['is_success']``). With a
+    ``runaway`` watch, its warning (if any) follows the row."""
+    # The watch reads the epoch's stored values, which writing the row consumes.
+    warning = runaway(logger.epoch_dict) if runaway is not None else None
     critics = [k[len("LossQ"):] for k in keys if k.startswith("LossQ")]
     logger.log_tabular("Epoch", epoch)
     logger.log_tabular("EpRet", with_min_and_max=True)
@@ -726,6 +723,8 @@ def log_epoch(logger: EpochLogger, epoch: int, total_env_interacts: int, elapsed
         logger.log_tabular("SuccessRate", average_only=True)
         logger.log_tabular("TestSuccessRate", average_only=True)
     logger.dump_tabular()
+    if warning:
+        logger.log(warning, color="yellow")
 
 
 if __name__ == "__main__":
