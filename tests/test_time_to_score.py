@@ -91,3 +91,28 @@ def test_the_family_times_by_hand(tmp_path):
     assert "| tqc | 1 | not measured | not by 100k |  | not by 100k |  |" in out.stdout
     assert ("| crossq (runs to 300k) | 1 | 50.0 (3) | 156k | 52 min | 232k | 77 min |"
             in out.stdout)
+
+
+def test_a_variant_without_runs_on_the_task_reads_the_published_curve(tmp_path):
+    """REDQ has no HalfCheetah runs here: its row comes from SimbaV2's published mean curve
+    (bundled data, points every 16,666 steps), whose 10 seeds average 5,464 at 33,332 and
+    6,477 at 49,998: 6,081 is reached after the first and by the second, so "≤50k"; at 12.5
+    env steps/s that is 49,998 / 12.5 / 60 = 67 min at most. Its mean never reaches 9,163
+    (7,823 at 99,996). DroQ, with a run of ours at steps/10, keeps its own
+    curve (64k and 92k, 43 and 61 min at 25 env steps/s); CrossQ, with none and
+    no speed, reads its published curve (points every 2,000 steps: 5,641 at 42k, 6,200 at
+    44k)."""
+    data = tmp_path / "data"
+    write_run(str(data), 0, 0.0, "droq", 25, 0.1)
+    speeds = tmp_path / "speeds.jsonl"
+    rows = [dict(impl="spinup_tf2", algo="redq", env_steps_per_s=12.5),
+            dict(impl="spinup_tf2", algo="droq", env_steps_per_s=25.0)]
+    speeds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = subprocess.run([sys.executable, SCRIPT, "--family", str(speeds), "--data_dir",
+                          str(data)], capture_output=True, text=True, timeout=HANG)
+    assert out.returncode == 0, out.stderr
+    assert ("| redq (published curve) | 10, published -v4 | 12.5 (1) | ≤50k | ≤67 min | "
+            "not by 100k |  |" in out.stdout)
+    assert "| droq | 1 | 25.0 (1) | 64k | 43 min | 92k | 61 min |" in out.stdout
+    assert ("| crossq (published curve) | 10, published -v4 | not measured | ≤44k | no speed | "
+            "not by 100k |  |" in out.stdout)

@@ -24,7 +24,10 @@ runs on to 300k in a row of their own), and the speed is the median env steps/s 
 rows with the evidence runs' settings in the JSON lines given (``race.py --out`` files,
 ``speed.py --algo A --json`` lines): SAC's rows (a race's or ``speed.py``'s), CrossQ's
 512-wide critics, TQC with its 5 critics (``speed.py --algo tqc --n_critics 5``), DroQ and
-REDQ at 20 updates per step. Prints the table (``benchmarks/timing/family_time_to_score.md``).
+REDQ at 20 updates per step. A variant whose runs here are on other tasks (REDQ: Hopper)
+takes its steps from SimbaV2's published mean curve (``compare_curves.py``'s reference data,
+10 seeds, -v4, a point every 16,666 steps), marked as upper bounds. Prints the table
+(``benchmarks/timing/family_time_to_score.md``).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import pandas as pd
 
 HERE = osp.dirname(osp.abspath(__file__))
 sys.path.insert(0, osp.join(osp.dirname(HERE), "learning"))
-from compare_curves import ENVS, REPO, our_curves  # noqa: E402
+from compare_curves import ENVS, FAMILY_CSV, REPO, SIMBAV2_NAMES, our_curves  # noqa: E402
 from race import read_race  # noqa: E402
 
 
@@ -97,29 +100,49 @@ def mean_curve(algo: str, env: str, data_dir: str) -> tuple[np.ndarray, np.ndarr
     return runs[0]["TotalEnvInteracts"].to_numpy(), mean, len(runs)
 
 
+def published_curve(algo: str, env: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(steps, mean)``: SimbaV2's published mean test return of ``algo`` over its 10 seeds
+    at each of its evaluation points on ``env``'s -v4 task (empty if it has none)."""
+    if algo not in SIMBAV2_NAMES:
+        return np.zeros(0), np.zeros(0)
+    pub = pd.read_csv(FAMILY_CSV)
+    pub = pub[(pub.algorithm == SIMBAV2_NAMES[algo])
+              & (pub.env == env.rsplit("-", 1)[0] + "-v4")]
+    mean = pub.groupby("env_step").avg_return.mean()
+    return mean.index.to_numpy(), mean.to_numpy()
+
+
 def family_table(paths: list[str], env: str, data_dir: str, scores: list[float]) -> str:
-    """The markdown table of ``--family``."""
+    """The markdown table of ``--family``. A variant with no finished runs of ours on ``env``
+    but a published curve (REDQ, whose runs here are on Hopper) gets a row from that curve
+    at our speed, marked as such: its score is reached somewhere after the published point
+    before, so its steps and time are upper bounds ("≤")."""
     speeds = family_speeds(paths)
     head = " | ".join(f"to {s:,.0f}: steps | time" for s in scores)
     lines = [f"| algorithm | seeds | env steps/s (median, runs) | {head} |",
              "|---|---:|---:|" + "---:|---:|" * len(scores)]
     for algo in FAMILY:
         steps, mean, seeds = mean_curve(algo, env, data_dir)
+        bound, count = "", str(seeds)
         if not seeds:
-            continue
+            steps, mean = published_curve(algo, env)
+            if not len(steps):
+                continue
+            bound, count = "≤", "10, published -v4"
         runs = speeds.get(algo.split("-")[0])  # a longer run's speed is its variant's
         v = statistics.median(runs) if runs else None
         cells = []
         for score in scores:
             hit = np.nonzero(mean >= score)[0]
             if not len(hit):
-                cells.append(f"not by {steps[-1] // 1000}k | ")
+                cells.append(f"not by {round(steps[-1] / 1000)}k | ")
                 continue
             at = int(steps[hit[0]])
-            cells.append(f"{at // 1000}k | " + (f"{at / v / 60:.0f} min" if v else "no speed"))
+            cells.append(f"{bound}{round(at / 1000)}k | "
+                         + (f"{bound}{at / v / 60:.0f} min" if v else "no speed"))
         speed = f"{v:.1f} ({len(runs)})" if v else "not measured"
-        name = algo.replace("-300k", " (runs to 300k)")
-        lines.append(f"| {name} | {seeds} | {speed} | " + " | ".join(cells) + " |")
+        name = algo.replace("-300k", " (runs to 300k)") + (" (published curve)" if bound else "")
+        lines.append(f"| {name} | {count} | {speed} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
