@@ -11,17 +11,20 @@ graph, so the file takes raw observations, as the environment gives them.
 
 ONNX goes through ``tf2onnx``, TF Lite through TensorFlow's Lite converter.
 Every file is checked before it is reported: loaded with its own runtime
-(``onnxruntime``; LiteRT's interpreter, or TensorFlow's) and run on 100
-random observations against the SavedModel's ``mu``. The file is written
-under a temporary name and renamed when complete.
+(``onnxruntime``; LiteRT's interpreter, or TensorFlow's) and run beside the SavedModel's
+``mu`` on the observations the policy meets: 3 episodes of the run's environment (rebuilt
+from config.json; more until 100 steps), the SavedModel acting. Its actions must be
+within 1e-5 (a discrete policy's, equal). Where the environment cannot be rebuilt, the
+check is on 100 random observations. (A trained policy's float rounding grows far
+outside the observations it was trained on, so random ones would refuse files that act as
+the SavedModel does wherever it is used.) The file is written under a temporary name and
+renamed when complete.
 
 A recurrent policy (``--recurrent``) is exported as one step of it: inputs ``obs``
 and ``state`` (float32 ``[batch, state_size]``, zeros at an episode's start), outputs
-``action`` and ``next_state`` (feed it back as ``state`` at the next step). It is checked over whole
-episodes: the SavedModel plays 3 episodes of the run's environment (rebuilt from
-config.json; 3 sequences of 200 random observations if it cannot be), and the file,
-fed the same observations and its own returned state, must give the same action at
-every step.
+``action`` and ``next_state`` (feed it back as ``state`` at the next step). It is checked
+over the same episodes, the file fed the same observations and its own returned state
+(3 sequences of 200 random observations if the environment cannot be rebuilt).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from spinup_tf2.tf_setup import graph_function, import_tensorflow, quiet_stderr
 
 FORMATS = {"onnx": ".onnx", "tflite": ".tflite"}
 ONNX_OPSET = 17
-CHECK_OBS = 100  # random observations each export is checked on
+CHECK_OBS = 100  # the fewest observations each export is checked on
 EXTRA = ("pip install -e '.[export]' in a clone of spinup_tf2, or pip install tf2onnx "
          "onnxruntime ai-edge-litert")
 
@@ -69,9 +72,9 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
     Returns:
         A dict: ``path``, ``format``, ``bytes``, ``obs_dim``, ``discrete``,
         ``normalize_obs``, ``runtime`` (what checked it) and ``max_abs_diff``
-        (largest difference from the SavedModel's ``mu`` on 100 random
-        observations; for a discrete policy, the number of actions that
-        differ).
+        (largest difference from the SavedModel's ``mu`` on what ``checked``
+        says: episodes of the run's environment, or random observations; for a
+        discrete policy, the number of actions that differ).
     """
     fmt = _check_format(fmt, out)
     _check_extra(fmt)
@@ -116,14 +119,10 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
             with open(tmp, "wb") as f:
                 f.write(data)
             runtime, run = (_onnx_runner if fmt == "onnx" else _tflite_runner)(tmp)
-            if memory:
-                checked, actions, expected = _check_over_episodes(fpath, model, run)
-            else:
-                obs = {k: random_observations(_dim(specs[k]), specs[k].dtype.as_numpy_dtype)
-                       for k in names}
-                actions = run(**obs)["action"]
-                expected = model.mu(x_of([tf.constant(obs[k]) for k in names])).numpy()
-                checked = f"{CHECK_OBS} random observations"
+            # On what the policy meets: a trained policy's rounding grows far outside its
+            # observations (CrossQ Hopper: 1e-5 on normal(0, 3) noise, 3e-6 in play).
+            checked, actions, expected = _check_over_episodes(fpath, model, run, memory) or (
+                _check_on_random(model, run, names, specs, x_of))
             discrete = expected.dtype.kind in "iu"
             diff = (int(np.sum(actions != expected)) if discrete
                     else float(np.max(np.abs(actions - expected))))
@@ -208,13 +207,21 @@ def _onnx_runner(path: str):
     return f"onnxruntime {ort.__version__}", run
 
 
-def _check_over_episodes(fpath: str, model, run, n: int = 3, length: int = 200) -> tuple:
-    """A recurrent policy's SavedModel (``mu``) and its exported file (``run``) side by
-    side over ``n`` whole episodes of the run's environment (rebuilt from config.json;
-    ``n`` sequences of ``length`` random observations if it cannot be), each carrying its
-    own state. Returns what was checked and the two actions at every step."""
+def _check_over_episodes(fpath: str, model, run, memory: bool, n: int = 3,
+                         length: int = 200) -> tuple | None:
+    """The SavedModel (``mu``) and its exported file (``run``) side by side over ``n``
+    whole episodes of the run's environment (rebuilt from config.json), and more until
+    :data:`CHECK_OBS` steps, the SavedModel acting. A recurrent policy carries its state
+    in each; it is checked on ``n`` sequences of ``length`` random observations if the
+    environment cannot be rebuilt, a feedforward one gets None then. Returns what was
+    checked and the two actions at every step."""
     tf = import_tensorflow()
     env, max_len = _rebuilt_env(fpath)
+    if env is not None and not _fits(env, obs_spec_of(model)):
+        env.close()  # another environment than the policy's (an env_fn config.json lacks)
+        env = None
+    if env is None and not memory:
+        return None
     rng = np.random.default_rng(0)
     obs_dim = obs_dim_of(model)
 
@@ -223,20 +230,27 @@ def _check_over_episodes(fpath: str, model, run, n: int = 3, length: int = 200) 
             return {k: rng.normal(size=d) for k, d in obs_dim.items()}
         return rng.normal(size=obs_dim)
 
-    size = int(model.mu.concrete_functions[0].structured_input_signature[0][1].shape[1])
-    got, want = [], []
-    for episode in range(n):
+    size = (int(model.mu.concrete_functions[0].structured_input_signature[0][1].shape[1])
+            if memory else 0)
+    dtype = _obs_dtype(model)
+    got, want, episode = [], [], 0
+    while episode < n or (env is not None and len(got) < CHECK_OBS and episode < CHECK_OBS):
         o = env.reset(seed=episode)[0] if env else random_obs()
+        episode += 1
         saved, state = tf.zeros((1, size)), np.zeros((1, size), np.float32)
         for _ in range(max_len if env else length):
             if isinstance(o, dict):  # Dict observations: one input per key
-                inputs = {k: np.asarray(v, np.float32)[None] for k, v in o.items()}
-                a, saved = model.mu({k: tf.constant(v) for k, v in inputs.items()}, saved)
+                inputs = {k: np.asarray(v, dtype[k])[None] for k, v in o.items()}
+                x = {k: tf.constant(v) for k, v in inputs.items()}
             else:
-                inputs = {"obs": np.asarray(o, np.float32)[None]}
-                a, saved = model.mu(tf.constant(inputs["obs"]), saved)
-            out = run(**inputs, state=state)
-            state = out["next_state"]
+                inputs = {"obs": np.asarray(o, dtype)[None]}
+                x = tf.constant(inputs["obs"])
+            if memory:
+                a, saved = model.mu(x, saved)
+                out = run(**inputs, state=state)
+                state = out["next_state"]
+            else:
+                a, out = model.mu(x), run(**inputs)
             got.append(out["action"][0])
             want.append(a.numpy()[0])
             if env is None:
@@ -248,7 +262,36 @@ def _check_over_episodes(fpath: str, model, run, n: int = 3, length: int = 200) 
     if env is not None:
         env.close()
     kind = "episodes" if env is not None else "random observation sequences"
-    return f"{n} {kind} ({len(got)} steps)", np.array(got), np.array(want)
+    return f"{episode} {kind} ({len(got)} steps)", np.array(got), np.array(want)
+
+
+def _fits(env, spec) -> bool:
+    """Whether the environment's observations are what the policy takes (the same Dict
+    keys, the same shapes)."""
+    o = env.reset(seed=0)[0]
+    if isinstance(spec, dict):
+        return (isinstance(o, dict) and set(o) == set(spec)
+                and all(np.shape(o[k]) == tuple(spec[k].shape[1:]) for k in spec))
+    return not isinstance(o, dict) and np.shape(o) == tuple(spec.shape[1:])
+
+
+def _check_on_random(model, run, names: list, specs: dict, x_of) -> tuple:
+    """A feedforward policy whose environment cannot be rebuilt: the SavedModel and the
+    file on :data:`CHECK_OBS` random observations (see :func:`random_observations`)."""
+    tf = import_tensorflow()
+    obs = {k: random_observations(_dim(specs[k]), specs[k].dtype.as_numpy_dtype)
+           for k in names}
+    expected = model.mu(x_of([tf.constant(obs[k]) for k in names])).numpy()
+    return f"{CHECK_OBS} random observations", run(**obs)["action"], expected
+
+
+def _obs_dtype(model):
+    """The numpy dtype of the policy's observation input (a dict of them for Dict
+    observations): uint8 for raw frames, float32 otherwise."""
+    spec = obs_spec_of(model)
+    if isinstance(spec, dict):
+        return {k: v.dtype.as_numpy_dtype for k, v in spec.items()}
+    return spec.dtype.as_numpy_dtype
 
 
 def _rebuilt_env(fpath: str) -> tuple:
