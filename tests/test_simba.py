@@ -1,7 +1,8 @@
 """SimBa networks (``ac_kwargs=dict(network='simba')``): residual blocks with a layer norm
-before them and before the output, for SAC (continuous and discrete), TQC and REDQ; the
-run resumes exactly (SAC, TQC), exports within 1e-5 and replays; what cannot take them
-refused."""
+before them and before the output, for SAC (continuous and discrete), TQC and REDQ; for
+CrossQ with its Batch Renormalization in place of the layer norms, for DroQ with its
+dropout inside the critics' blocks. The run resumes exactly (SAC, TQC, CrossQ, DroQ),
+exports within 1e-5 and replays; an unknown network is refused."""
 import os
 
 import gymnasium as gym
@@ -38,26 +39,63 @@ def test_the_blocks_are_residual_with_layer_norms_first_and_last():
     assert all(type(q.q.layers[1]).__name__ == "ResidualBlock" for q in redq.critics)
 
 
-@pytest.mark.parametrize("algo", ["sac", "tqc"])
+def test_crossq_blocks_renormalise_by_the_batch_and_droq_blocks_drop_out():
+    from spinup_tf2.algos.sac.crossq import BatchRenorm, CrossQActorCritic
+    from spinup_tf2.algos.sac.droq import DroQActorCritic, SparseDropout
+
+    env = gym.make("Pendulum-v1")
+    crossq = CrossQActorCritic(env.observation_space, env.action_space, hidden_sizes=(8,),
+                               critic_hidden_sizes=(16,), network="simba")
+    net = crossq.q1.q
+    assert [type(layer).__name__ for layer in net.layers] == [
+        "BatchRenorm", "Dense", "ResidualBlock", "BatchRenorm", "Dense"]
+    block = net.layers[2]
+    assert isinstance(block.norm, BatchRenorm)
+    assert any(v is block.norm.moving_mean for v in crossq.local_statistics())  # MPI's
+    o, a = tf.random.normal((64, 3)) * 2.0 + 1.0, tf.random.uniform((64, 1), -2, 2)
+    before = block.norm.moving_var.numpy().copy()
+    inference = crossq.q1(o, a).numpy()
+    np.testing.assert_array_equal(block.norm.moving_var.numpy(), before)  # untouched
+    training = crossq.q1(o, a, training=True).numpy()
+    assert np.abs(block.norm.moving_var.numpy() - before).max() > 1e-4  # the batch's moved it
+    assert np.abs(training - inference).max() > 1e-3  # and normalised by the batch
+
+    droq = DroQActorCritic(env.observation_space, env.action_space, hidden_sizes=(64, 64),
+                           dropout_rate=0.2, network="simba")
+    blocks = [layer for layer in droq.q1.q.layers if type(layer).__name__ == "ResidualBlock"]
+    assert len(blocks) == 2 and all(isinstance(b.dropout, SparseDropout) for b in blocks)
+    assert type(droq.pi.net.layers[1]).__name__ == "ResidualBlock"  # the actor's are SimBa's
+    first, second = droq.q1(o, a).numpy(), droq.q1(o, a).numpy()
+    assert np.abs(first - second).max() > 1e-4  # the losses' calls drop units
+    np.testing.assert_array_equal(droq.critic(0, o, a).numpy(), droq.critic(0, o, a).numpy())
+
+
+@pytest.mark.parametrize("algo", ["sac", "tqc", "crossq", "droq"])
 def test_simba_trains_through_sac_and_the_variants_and_resumes_exactly(tmp_path, algo):
     kwargs = dict(ac_kwargs=SIMBA, normalize_obs=True)
     if algo != "sac":
-        kwargs.update(actor_critic=algo, alpha="auto", updates_per_step=2,
-                      ac_kwargs=dict(SIMBA, n_critics=2))
+        ac_kwargs = {"tqc": dict(SIMBA, n_critics=2), "droq": SIMBA,
+                     "crossq": dict(SIMBA, critic_hidden_sizes=(32, 32))}[algo]
+        kwargs.update(actor_critic=algo, alpha="auto", updates_per_step=2, ac_kwargs=ac_kwargs)
     (header, r), resumed = straight_and_resumed(tmp_path, **kwargs)
     assert resumed == (header, r) and len(r) == 2
     with np.load(os.path.join(tmp_path / "straight", "train_state", "arrays.npz")) as arrays:
-        # each block's layer norm, in the critics and their targets
-        assert any(k.startswith("var:ac_targ/q1/") and k.endswith("/norm/gamma")
-                   for k in arrays.files)
+        # each block's normalisation, in the critics (and their targets where there are)
+        owner = "var:ac/q1/" if algo == "crossq" else "var:ac_targ/q1/"
+        assert any(k.startswith(owner) and k.endswith("/norm/gamma") for k in arrays.files)
+        if algo == "crossq":
+            assert any(k.startswith(owner) and k.endswith("/norm/moving_var")
+                       for k in arrays.files)
 
 
-def test_a_simba_policy_exports_within_1e_5_and_replays(tmp_path):
+@pytest.mark.parametrize("algo", ["mlp", "crossq", "droq"])
+def test_a_simba_policy_exports_within_1e_5_and_replays(tmp_path, algo):
     from helpers import cli
 
     from spinup_tf2.policy.export import export_policy
 
-    out = run_tiny(tmp_path / "run", ac_kwargs=SIMBA, normalize_obs=True)
+    ac_kwargs = dict(SIMBA, critic_hidden_sizes=(32, 32)) if algo == "crossq" else SIMBA
+    out = run_tiny(tmp_path / "run", ac_kwargs=ac_kwargs, normalize_obs=True, actor_critic=algo)
     model = tf.saved_model.load(os.path.join(out, "tf2_save"))
     obs = np.random.default_rng(0).normal(size=(50, 3)).astype(np.float32)
     expected = model.mu(tf.constant(obs)).numpy()
@@ -77,11 +115,9 @@ def test_discrete_sac_takes_simba_too(tmp_path):
     assert len(rows(out)[1]) == 1
 
 
-@pytest.mark.parametrize("actor_critic,words", [
-    ("crossq", "CrossQActorCritic does not take"), ("droq", "DroQActorCritic does not take"),
-    ("mlp", "network='resnet'")])
-def test_what_cannot_take_simba_is_refused(tmp_path, actor_critic, words):
-    ac_kwargs = dict(network="resnet" if actor_critic == "mlp" else "simba")
-    with pytest.raises(SpinupError, match=words):
+@pytest.mark.parametrize("actor_critic", ["mlp", "crossq", "droq"])
+def test_an_unknown_network_is_refused(tmp_path, actor_critic):
+    ac_kwargs = dict(network="resnet")
+    with pytest.raises(SpinupError, match="network='resnet'; give 'mlp'"):
         run_tiny(tmp_path / "run", actor_critic=actor_critic, ac_kwargs=ac_kwargs)
     assert not (tmp_path / "run" / "progress.txt").exists()

@@ -37,31 +37,51 @@ NETWORKS = ("mlp", "simba")  # what ``network=`` takes: Spinning Up's MLP, or Si
 
 
 class ResidualBlock(keras.layers.Layer):
-    """SimBa's residual block (Lee et al. 2024): ``x + Dense(w)(act(Dense(4w)(LayerNorm(x))))``,
-    the layer norm before the block's layers and the identity path untouched."""
+    """SimBa's residual block (Lee et al. 2024): ``x + Dense(w)(act(Dense(4w)(norm(x))))``,
+    the normalisation before the block's layers and the identity path untouched.
 
-    def __init__(self, width: int, activation: Callable, **kwargs):
+    ``norm`` is the block's normalisation layer (a LayerNormalization, SimBa's, unless
+    given: CrossQ gives its Batch Renormalization) and ``dropout`` a layer after the inner
+    layer (None, or DroQ's dropout); both are called with ``training``."""
+
+    def __init__(self, width: int, activation: Callable, norm: keras.layers.Layer | None = None,
+                 dropout: keras.layers.Layer | None = None, **kwargs):
         super().__init__(**kwargs)
-        self.norm = keras.layers.LayerNormalization(name="norm")
+        self.norm = norm if norm is not None else keras.layers.LayerNormalization(name="norm")
         self.inner = keras.layers.Dense(4 * width, activation=activation, name="inner")
+        self.dropout = dropout
         self.outer = keras.layers.Dense(width, name="outer")
 
-    def call(self, x):
-        return x + self.outer(self.inner(self.norm(x)))
+    def call(self, x, training=None):
+        h = self.inner(self.norm(x, training=training))
+        if self.dropout is not None:
+            h = self.dropout(h, training=training)
+        return x + self.outer(h)
 
 
 def simba(sizes: Sequence[int], activation: Callable, out_dim: int | None = None,
-          name: str | None = None) -> keras.Sequential:
+          name: str | None = None, norm: Callable[[str], keras.layers.Layer] | None = None,
+          dropout: Callable[[str], keras.layers.Layer] | None = None,
+          input_norm: bool = False) -> keras.Sequential:
     """SimBa's network: a Dense embedding to ``sizes[1]``, one :class:`ResidualBlock` per
     width of ``sizes[1:]`` (a Dense projection first where the width changes), a final
-    LayerNorm, then a Dense output of ``out_dim`` if given. ``sizes[0]`` is the input width.
-    (SimBa's running observation statistics are ``normalize_obs=True``.)"""
-    layers = [keras.Input(shape=(sizes[0],)), keras.layers.Dense(sizes[1])]
+    normalisation, then a Dense output of ``out_dim`` if given. ``sizes[0]`` is the input width.
+    (SimBa's running observation statistics are ``normalize_obs=True``.)
+
+    ``norm(name)`` makes each normalisation layer (LayerNormalization, SimBa's, by default),
+    ``dropout(name)``, if given, a dropout layer inside each block; ``input_norm`` puts a
+    ``norm`` on the input too (CrossQ normalises its inputs)."""
+    make_norm = norm or (lambda n: keras.layers.LayerNormalization(name=n))
+    layers = [keras.Input(shape=(sizes[0],))]
+    if input_norm:
+        layers.append(make_norm("input_norm"))
+    layers.append(keras.layers.Dense(sizes[1]))
     for j, width in enumerate(sizes[1:]):
         if j and width != sizes[j]:
             layers.append(keras.layers.Dense(width))
-        layers.append(ResidualBlock(width, activation, name=f"block{j}"))
-    layers.append(keras.layers.LayerNormalization(name="final_norm"))
+        layers.append(ResidualBlock(width, activation, make_norm("norm"),
+                                    dropout and dropout("dropout"), name=f"block{j}"))
+    layers.append(make_norm("final_norm"))
     if out_dim is not None:
         layers.append(keras.layers.Dense(out_dim))
     return keras.Sequential(layers, name=name)

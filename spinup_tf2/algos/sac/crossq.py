@@ -99,6 +99,20 @@ def renorm_mlp(sizes: Sequence[int], activation: Callable, momentum: float,
     return keras.Sequential(layers, name=name)
 
 
+def renorm_body(network: str, sizes: Sequence[int], activation: Callable, momentum: float,
+                warmup_steps: int, output: int | None = None,
+                name: str | None = None) -> keras.Sequential:
+    """A CrossQ network: :func:`renorm_mlp` (``network='mlp'``), or SimBa's residual blocks
+    (:func:`~spinup_tf2.algos.sac.core.simba`, ``'simba'``) with :class:`BatchRenorm` on the
+    input and wherever SimBa has a layer norm: a layer norm would leave the joint pass's
+    batch statistics, which CrossQ rests on, to the input alone."""
+    if network == "mlp":
+        return renorm_mlp(sizes, activation, momentum, warmup_steps, output, name)
+    return core.simba(sizes, activation, output, name=name, input_norm=True,
+                      norm=lambda n: BatchRenorm(momentum=momentum,
+                                                 warmup_steps=warmup_steps, name=n))
+
+
 class CrossQActor(core.SquashedGaussianMLPActor):
     """SAC's squashed Gaussian actor on a :func:`renorm_mlp` trunk; call it with
     ``training=True`` to normalise by the batch (the policy loss), else it uses its running
@@ -106,25 +120,26 @@ class CrossQActor(core.SquashedGaussianMLPActor):
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
                  activation: Callable, act_limit: float, momentum: float = 0.99,
-                 warmup_steps: int = 100_000, obs_normalizer=None, **kwargs):
+                 warmup_steps: int = 100_000, obs_normalizer=None, network: str = "mlp",
+                 **kwargs):
         core.ObsModel.__init__(self, obs_normalizer, **kwargs)  # SAC's trunk is not built
         self.obs_dim, self.act_dim, self.act_limit = int(obs_dim), int(act_dim), float(act_limit)
-        self.net = renorm_mlp([obs_dim] + list(hidden_sizes), activation, momentum,
-                              warmup_steps, name="trunk")
+        self.net = renorm_body(network, [obs_dim] + list(hidden_sizes), activation, momentum,
+                               warmup_steps, name="trunk")
         self.mu_layer = keras.layers.Dense(act_dim, name="mu")
         self.log_std_layer = keras.layers.Dense(act_dim, name="log_std")
         self(tf.zeros((1, obs_dim)))
 
 
 class CrossQFunction(core.ObsModel):
-    """Q(s, a) on a :func:`renorm_mlp`, squeezed to shape (batch,)."""
+    """Q(s, a) on a :func:`renorm_body`, squeezed to shape (batch,)."""
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
                  activation: Callable, momentum: float = 0.99, warmup_steps: int = 100_000,
-                 obs_normalizer=None, **kwargs):
+                 obs_normalizer=None, network: str = "mlp", **kwargs):
         super().__init__(obs_normalizer, **kwargs)
-        self.q = renorm_mlp([obs_dim + act_dim] + list(hidden_sizes), activation, momentum,
-                            warmup_steps, output=1, name="q_net")
+        self.q = renorm_body(network, [obs_dim + act_dim] + list(hidden_sizes), activation,
+                             momentum, warmup_steps, output=1, name="q_net")
         self(tf.zeros((1, obs_dim)), tf.zeros((1, act_dim)))
 
     def call(self, obs, act):
@@ -146,6 +161,8 @@ class CrossQActorCritic(core.ActorCritic):
         warmup_steps (int): Training calls before BatchRenorm corrects towards its running
             statistics (100,000; plain batch normalisation before).
         obs_normalizer: Shared by all three networks (``normalize_obs=True``).
+        network (str): ``'mlp'``, or ``'simba'``: SimBa's residual blocks with
+            BatchRenorm in place of their layer norms (:func:`renorm_body`).
     """
 
     variant = "crossq"
@@ -154,11 +171,12 @@ class CrossQActorCritic(core.ActorCritic):
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
                  critic_hidden_sizes: Sequence[int] = (1024, 1024),
                  activation: Callable = tf.nn.relu, momentum: float = 0.99,
-                 warmup_steps: int = 100_000, obs_normalizer=None):
+                 warmup_steps: int = 100_000, obs_normalizer=None, network: str = "mlp"):
         obs_dim, act_dim = observation_space.shape[0], action_space.shape[0]
         self.obs_normalizer = obs_normalizer
         renorm = dict(momentum=momentum, warmup_steps=warmup_steps,
-                      obs_normalizer=obs_normalizer)
+                      obs_normalizer=obs_normalizer,
+                      network=core.check_network(network, "CrossQ"))
         self.pi = CrossQActor(obs_dim, act_dim, hidden_sizes, activation,
                               float(action_space.high[0]), name="pi", **renorm)
         self.q1 = CrossQFunction(obs_dim, act_dim, critic_hidden_sizes, activation, name="q1",

@@ -66,21 +66,31 @@ class SparseDropout(keras.layers.Layer):
 
 class DropoutQFunction(core.ObsModel):
     """Q(s, a) with ``Dense -> Dropout -> LayerNorm -> activation`` hidden layers, squeezed
-    to shape (batch,). ``training`` (True unless given) turns dropout on."""
+    to shape (batch,); with ``network='simba'``, SimBa's residual blocks (their layer norm
+    first) with the dropout after each block's inner layer. ``training`` (True unless
+    given) turns dropout on."""
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int],
-                 activation: Callable, dropout_rate: float, obs_normalizer=None, **kwargs):
+                 activation: Callable, dropout_rate: float, obs_normalizer=None,
+                 network: str = "mlp", **kwargs):
         super().__init__(obs_normalizer, **kwargs)
-        self.hidden = []
-        for j, width in enumerate(hidden_sizes):
-            self.hidden += [keras.layers.Dense(width, name=f"dense{j}"),
-                            SparseDropout(dropout_rate, name=f"dropout{j}"),
-                            keras.layers.LayerNormalization(name=f"norm{j}")]
-        self.activation, self.out = activation, keras.layers.Dense(1, name="out")
+        self.hidden, self.q = [], None
+        if network == "simba":
+            self.q = core.simba([obs_dim + act_dim] + list(hidden_sizes), activation, 1,
+                                name="q_net",
+                                dropout=lambda n: SparseDropout(dropout_rate, name=n))
+        else:
+            for j, width in enumerate(hidden_sizes):
+                self.hidden += [keras.layers.Dense(width, name=f"dense{j}"),
+                                SparseDropout(dropout_rate, name=f"dropout{j}"),
+                                keras.layers.LayerNormalization(name=f"norm{j}")]
+            self.activation, self.out = activation, keras.layers.Dense(1, name="out")
         self(tf.zeros((1, obs_dim)), tf.zeros((1, act_dim)))
 
     def call(self, obs, act, training=True):
         x = tf.concat([self.prepare_obs(obs), act], axis=-1)
+        if self.q is not None:
+            return tf.squeeze(self.q(x, training=training), -1)
         for dense, dropout, norm in zip(*[iter(self.hidden)] * 3):
             x = self.activation(norm(dropout(dense(x), training=training)))
         return tf.squeeze(self.out(x), -1)
@@ -97,6 +107,8 @@ class DroQActorCritic(core.ActorCritic):
         activation: Activation after every hidden layer.
         dropout_rate (float): The critics' dropout, in [0, 1) (0.01, the paper's).
         obs_normalizer: Shared by all networks (``normalize_obs=True``).
+        network (str): ``'mlp'``, or ``'simba'``: SimBa's residual blocks in the actor
+            and the critics, the critics' dropout inside each block.
     """
 
     variant = "droq"
@@ -104,18 +116,20 @@ class DroQActorCritic(core.ActorCritic):
 
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
                  activation: Callable = tf.nn.relu, dropout_rate: float = 0.01,
-                 obs_normalizer=None):
+                 obs_normalizer=None, network: str = "mlp"):
         if (isinstance(dropout_rate, bool) or not isinstance(dropout_rate, (int, float))
                 or not 0 <= dropout_rate < 1):
             raise SpinupError(f"DroQ got dropout_rate={dropout_rate!r}; it must be a number in "
                               f"[0, 1) (the paper: 0.01). Nothing was written.")
         obs_dim, act_dim = observation_space.shape[0], action_space.shape[0]
+        network = core.check_network(network, "DroQ")
         self.obs_normalizer = obs_normalizer
         self.pi = core.SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, activation,
                                                 float(action_space.high[0]), obs_normalizer,
-                                                name="pi")
+                                                network, name="pi")
         self.q1, self.q2 = (DropoutQFunction(obs_dim, act_dim, hidden_sizes, activation,
-                                             float(dropout_rate), obs_normalizer, name=name)
+                                             float(dropout_rate), obs_normalizer, network,
+                                             name=name)
                             for name in ("q1", "q2"))
 
     def critic(self, i: int, obs, act=None):
