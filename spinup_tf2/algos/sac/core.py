@@ -79,8 +79,9 @@ def simba(sizes: Sequence[int], activation: Callable, out_dim: int | None = None
     for j, width in enumerate(sizes[1:]):
         if j and width != sizes[j]:
             layers.append(keras.layers.Dense(width))
-        layers.append(ResidualBlock(width, activation, make_norm("norm"),
-                                    dropout and dropout("dropout"), name=f"block{j}"))
+        block_dropout = dropout("dropout") if dropout is not None else None
+        layers.append(ResidualBlock(width, activation, make_norm("norm"), block_dropout,
+                                    name=f"block{j}"))
     layers.append(make_norm("final_norm"))
     if out_dim is not None:
         layers.append(keras.layers.Dense(out_dim))
