@@ -13,6 +13,9 @@ What changes against SAC, all of it here and in the ``crossq`` variant record
 - Adam's beta_1 is 0.5 and the policy steps once every 3 critic steps;
 - the critics are wider (1024 units per layer by default, as in SBX and sb3-contrib;
   the paper used 2048).
+
+With ``network='simba'`` the networks are SimBa's residual blocks, BatchRenorm taking the
+place of their layer norms (:func:`renorm_body`).
 """
 
 from __future__ import annotations
@@ -114,7 +117,7 @@ def renorm_body(network: str, sizes: Sequence[int], activation: Callable, moment
 
 
 class CrossQActor(core.SquashedGaussianMLPActor):
-    """SAC's squashed Gaussian actor on a :func:`renorm_mlp` trunk; call it with
+    """SAC's squashed Gaussian actor on a :func:`renorm_body` trunk; call it with
     ``training=True`` to normalise by the batch (the policy loss), else it uses its running
     statistics (acting, the backup's next actions, the export)."""
 

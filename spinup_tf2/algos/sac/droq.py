@@ -11,6 +11,9 @@ What changes against SAC, all of it here and in the ``droq`` variant record
   policy once per 20 critic updates (the record's ``policy_delay``), as SBX's DroQ
   configuration does.
 
+With ``network='simba'`` the actor is SAC's SimBa actor and each critic SimBa's residual
+blocks with the dropout after each block's inner layer.
+
 The losses are SAC's (:func:`~spinup_tf2.algos.sac.losses.continuous_losses`). Dropout
 (:class:`SparseDropout`) draws from Keras' seeded generators, whose states are variables of
 the critics: the same seed gives the same run, and a checkpoint resumes it exactly.
