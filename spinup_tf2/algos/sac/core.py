@@ -105,9 +105,9 @@ def check_network(network, owner: str) -> str:
     """``network`` if it names one of :data:`NETWORKS`; else a SpinupError naming it."""
     if network not in NETWORKS:
         raise SpinupError(f"{owner} got network={network!r}; give 'mlp' (Spinning Up's "
-                          f"networks) or 'simba' (SimBa's residual blocks with layer norms; "
-                          f"add normalize_obs=True for its running observation statistics). "
-                          f"Nothing was written.")
+                          f"networks) or 'simba' (SimBa's residual blocks, each normalised "
+                          f"first; add normalize_obs=True for its running observation "
+                          f"statistics). Nothing was written.")
     return network
 
 
