@@ -1,27 +1,27 @@
 """spinup_tf2: OpenAI Spinning Up's Soft Actor-Critic in TensorFlow 2 / Keras 3.
 
-``from spinup_tf2 import sac`` (also ``sac_tf2``), ``crossq``, ``tqc``, ``droq``, ``redq``,
-``EpochLogger``, ``Logger``, ``ExperimentGrid``, ``tune`` (a hyperparameter study). The
-names load on first use, so that the command line can check its arguments before paying for
-TensorFlow's import.
+``from spinup_tf2 import sac`` (also ``sac_tf2``), the SAC family's variants (``crossq``,
+``tqc``, ``droq``, ``redq``: :mod:`spinup_tf2.algos.family`), ``EpochLogger``, ``Logger``,
+``ExperimentGrid``, ``tune`` (a hyperparameter study). The names load on first use, so that
+the command line can check its arguments before paying for TensorFlow's import.
 """
 
 import importlib
+
+from spinup_tf2 import family as _family  # a leaf: no TensorFlow
 
 __version__ = "0.2.0"  # the one place: pyproject.toml reads it, CHANGELOG.md names it
 
 _EXPORTS = {
     "sac": ("spinup_tf2.algos.sac.sac", "sac"),
     "sac_tf2": ("spinup_tf2.algos.sac.sac", "sac"),
-    "crossq": ("spinup_tf2.algos.crossq.crossq", "crossq"),
-    "tqc": ("spinup_tf2.algos.tqc.tqc", "tqc"),
-    "droq": ("spinup_tf2.algos.droq.droq", "droq"),
-    "redq": ("spinup_tf2.algos.redq.redq", "redq"),
     "EpochLogger": ("spinup_tf2.utils.logx", "EpochLogger"),
     "Logger": ("spinup_tf2.utils.logx", "Logger"),
     "ExperimentGrid": ("spinup_tf2.utils.run_utils", "ExperimentGrid"),
     "tune": ("spinup_tf2.launch.tune", "tune"),
 }
+# The SAC family, one function per entry of its table (spinup_tf2.family).
+_EXPORTS.update({name: ("spinup_tf2.algos.family", name) for name in _family.MEMBERS})
 
 __all__ = list(_EXPORTS) + ["tf_version", "__version__"]
 

@@ -10,6 +10,8 @@ clone, ./data of the working directory when installed with ``pip install .``) an
 import os
 import os.path as osp
 
+from spinup_tf2.family import ALGORITHMS
+
 
 def _env_seconds(name: str, default: float) -> float:
     raw = os.environ.get(name)
@@ -49,4 +51,4 @@ DEFAULT_SHORTHAND = True
 WAIT_BEFORE_LAUNCH = _env_seconds("SPINUP_TF2_WAIT_BEFORE_LAUNCH", 5)
 
 # One backend: `sac` means `sac_tf2`.
-DEFAULT_BACKEND = {"sac": "tf2", "crossq": "tf2", "tqc": "tf2", "droq": "tf2", "redq": "tf2"}
+DEFAULT_BACKEND = {name: "tf2" for name in ALGORITHMS}  # SAC and its family

@@ -9,6 +9,8 @@ import sys
 import pytest
 from helpers import HANG, assert_clean_error, cli, run_main
 
+from spinup_tf2.family import ALGORITHMS
+
 
 @pytest.mark.parametrize("args", [[], ["help"], ["-h"], ["--help"]])
 def test_help_forms(args):
@@ -28,7 +30,7 @@ def test_algo_help_prints_docstring():
     assert "polyak (float)" in res.stdout and "Soft Actor-Critic" in res.stdout
 
 
-@pytest.mark.parametrize("algo", ["sac", "crossq", "tqc", "droq", "redq"])
+@pytest.mark.parametrize("algo", ALGORITHMS)
 def test_algo_help_lists_every_flag_the_launcher_takes_with_its_default(algo):
     """--help's list is generated from the tables the launcher checks flags against (the
     function's signature, the launcher's Args), so no accepted flag can be missing."""

@@ -92,7 +92,9 @@ def test_updates_without_a_policy_step_skip_its_part_and_log_its_latest():
     """On the two critic-only updates of every three the policy's loss is not computed (the
     actor's statistics stay), and LossPi and LogPi repeat the latest policy step's."""
     from spinup_tf2.algos.sac.sac import make_optimizers, make_update
-    from spinup_tf2.algos.sac.variants import CROSSQ
+    from spinup_tf2.algos.sac.variants import VARIANTS
+
+    CROSSQ = VARIANTS["crossq"]
 
     env = gym.make("Pendulum-v1")
     ac = crossq.CrossQActorCritic(env.observation_space, env.action_space, **SMALL)

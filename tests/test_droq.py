@@ -14,6 +14,7 @@ from helpers import TINY, run_tiny, straight_and_resumed
 from spinup_tf2.algos.sac import droq
 from spinup_tf2.algos.sac.variants import VARIANTS
 from spinup_tf2.errors import SpinupError
+from spinup_tf2.family import EACH_STEP
 
 SMALL = dict(hidden_sizes=(16, 16), dropout_rate=0.2)
 
@@ -29,7 +30,7 @@ def test_critic_layers_and_dropout_on_in_losses_off_in_the_export():
     exported = [ac.critic(0, o, a).numpy() for _ in range(2)]
     np.testing.assert_array_equal(exported[0], exported[1])
     np.testing.assert_array_equal(exported[0], ac.q1(o, a, training=False).numpy())
-    assert VARIANTS["droq"].policy_delay == 20 and VARIANTS["droq"].targets
+    assert VARIANTS["droq"].policy_delay == EACH_STEP and VARIANTS["droq"].targets
 
 
 @pytest.mark.parametrize("rate,shape,draws", [(0.2, (64, 16), 3000), (0.01, (256, 256), 40)])

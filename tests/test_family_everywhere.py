@@ -13,12 +13,12 @@ import tensorflow as tf
 from helpers import cli, column
 from test_export import observations, run_onnx, run_tflite
 
+from spinup_tf2.family import FAMILY
 from spinup_tf2.policy.export import export_policy
 
 pytestmark = pytest.mark.slow
 NO_DISPLAY = {"DISPLAY": "", "WAYLAND_DISPLAY": ""}
-CLASSES = {"tqc": "TQCActorCritic", "crossq": "CrossQActorCritic", "droq": "DroQActorCritic",
-           "redq": "REDQActorCritic"}
+CLASSES = {m.name: m.actor_critic for m in FAMILY}
 # CrossQ's critics narrow (else 1024 wide); REDQ's 4 (6 subsets to trace for the backup's
 # tf.switch_case, not 10's 45); DroQ and REDQ at 2 updates per step, not 20 (their learning
 # tests run 20): the options, not the update count, are under test here.

@@ -80,7 +80,8 @@ CROSSQ_SCRIPT = """
 import json, sys, numpy as np, gymnasium as gym, keras
 from spinup_tf2.algos.sac import fast_path as F, sac as S
 from spinup_tf2.algos.sac.buffers import ReplayBuffer
-from spinup_tf2.algos.sac.variants import CROSSQ
+from spinup_tf2.algos.sac.variants import VARIANTS
+CROSSQ = VARIANTS["crossq"]
 from spinup_tf2.utils import mpi_tools as M
 from spinup_tf2.utils.mpi_tf2 import make_grad_averager, params_in_sync, sync_params
 env = gym.make("Pendulum-v1")

@@ -13,6 +13,8 @@ import time
 import pytest
 from helpers import CLI_TINY, HANG, assert_clean_error, cli, column, like_a_terminal, rows
 
+from spinup_tf2.family import MEMBERS
+
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 # Keep Ray on 127.0.0.1, and the test cluster and its drivers agreed on no token.
@@ -111,12 +113,12 @@ def test_the_sac_family_runs_on_ray(cluster, tmp_path):
     and finishes its epoch there, its row carrying its own columns (REDQ's ten critics) and
     the task's success rates. That a Ray run equals its local twin, the first test shows
     for SAC's runs: the launcher hands every row's arguments over the same way."""
-    grid = ["--env", "PointReach-v0", "--exp_name", "rf", "--actor_critic", "tqc", "crossq",
-            "droq", "redq", "--hid", "[16]", "--epochs", "1",
+    grid = ["--env", "PointReach-v0", "--exp_name", "rf", "--actor_critic", *MEMBERS,
+            "--hid", "[16]", "--epochs", "1",
             "--steps_per_epoch", "100", "--start_steps", "50", "--update_after", "50",
             "--num_test_episodes", "1", "--batch_size", "32"]
-    on_ray = variants_on_ray(grid, cluster, tmp_path, count=4)
-    for name in ("tqc", "crossq", "droq", "redq"):
+    on_ray = variants_on_ray(grid, cluster, tmp_path, count=len(MEMBERS))
+    for name in MEMBERS:
         run = on_ray / f"rf_act{name}" / f"rf_act{name}_s0"
         header, ray_rows = rows(run)
         assert len(ray_rows) == 1 and ("AverageQ10Vals" in header) == (name == "redq")

@@ -15,6 +15,7 @@ from helpers import TINY, run_tiny, straight_and_resumed
 from spinup_tf2.algos.sac import redq
 from spinup_tf2.algos.sac.variants import VARIANTS
 from spinup_tf2.errors import SpinupError
+from spinup_tf2.family import EACH_STEP, MEMBERS
 
 SMALL = dict(hidden_sizes=(16, 16), n_critics=5, subset_size=2)
 
@@ -63,7 +64,7 @@ def test_subsets_are_distinct_critics_drawn_anew_for_each_update():
     assert (draws[:, 0] != draws[:, 1]).all() and draws.min() == 0 and draws.max() == 9
     # every critic is drawn about equally often (2000 * 2 / 10 = 400 each)
     assert np.all(np.abs(np.bincount(draws.ravel(), minlength=10) - 400) < 80)
-    assert VARIANTS["redq"].policy_delay == 20 and VARIANTS["redq"].targets
+    assert VARIANTS["redq"].policy_delay == EACH_STEP and VARIANTS["redq"].targets
 
 
 def test_redq_trains_through_sac_resumes_exactly_and_exports_every_critic(tmp_path):
@@ -120,7 +121,7 @@ def test_redq_refuses_discrete_actions(tmp_path):
             logger_kwargs=dict(output_dir=str(tmp_path / "run")))
 
 
-@pytest.mark.parametrize("name", ["crossq", "tqc", "droq", "redq"])
+@pytest.mark.parametrize("name", list(MEMBERS))
 def test_each_family_functions_own_defaults_pass_the_checks(name):
     """What `python -m spinup_tf2.run NAME --env ...` runs with: the function's defaults
     (a REDQ with updates from step 5,000 was refused: epoch 1 would log no losses)."""

@@ -2,6 +2,7 @@
 line, then compare two such sets progress.txt by progress.txt (every column but ``Time``).
 
     python benchmarks/checks/same_numbers.py run OUT_DIR          # about 2 minutes on 2 cores
+    python benchmarks/checks/same_numbers.py family OUT_DIR       # the variants' commands, ~4 min
     python benchmarks/checks/same_numbers.py compare DIR_A DIR_B  # exit 0 only if all identical
 
 The runs: HalfCheetah-v5 (Spinning Up's networks), Pendulum-v1 with ``alpha='auto'``,
@@ -10,7 +11,9 @@ processes (``--cpu 2``), Pendulum-v1 over two vector copies (``--num_envs 2``), 
 partially observed Pendulum-P-v1 with ``--recurrent``, Pendulum-v1 from pixels (``--pixels``),
 and a Pendulum-v1 run killed with SIGKILL after its second epoch and continued with
 ``--resume`` (compare it with the uninterrupted ``auto`` run of the other set: the same
-flags). To check code that is not installed, run this script with ``PYTHONPATH``
+flags). ``family`` runs each variant's command (``crossq``, ``tqc``, ``droq``, ``redq``) on
+Pendulum-v1 with its own defaults but for a short schedule and small networks (REDQ's updates
+from step 200, not 5,000). To check code that is not installed, run this script with ``PYTHONPATH``
 pointing at that code's checkout.
 """
 
@@ -43,11 +46,21 @@ RUNS = {
                         "--replay_size", "1000", "--hid", "[16,16]"],
 }
 KILLED = "pendulum_auto_killed_resumed"
+# family: each variant's command with its defaults, on a short schedule and small networks.
+FAMILY_SHORT = ["--env", "Pendulum-v1", "--epochs", "2", "--steps_per_epoch", "500",
+                "--start_steps", "200", "--update_after", "200", "--num_test_episodes", "2",
+                "--hid", "[64,64]"]
+FAMILY_RUNS = {
+    "crossq": ["crossq", *FAMILY_SHORT, "--ac_kwargs:critic_hidden_sizes", "[128,128]"],
+    "tqc": ["tqc", *FAMILY_SHORT],
+    "droq": ["droq", *FAMILY_SHORT],
+    "redq": ["redq", *FAMILY_SHORT],
+}
 
 
-def cli(args: list[str], **popen) -> subprocess.Popen:
+def cli(args: list[str], algo: str = "sac", **popen) -> subprocess.Popen:
     env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0", TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.Popen([sys.executable, "-m", "spinup_tf2.run", "sac", *args],
+    return subprocess.Popen([sys.executable, "-m", "spinup_tf2.run", algo, *args],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, **popen)
 
@@ -62,6 +75,16 @@ def rows(out: str, name: str) -> int:
             return max(0, len(f.read().splitlines()) - 1)
     except OSError:
         return 0
+
+
+def run_family(out: str) -> None:
+    for name, (algo, *args) in FAMILY_RUNS.items():
+        t0 = time.time()
+        proc = cli([*args, "--exp_name", name, "--data_dir", out], algo)
+        _, err = proc.communicate()
+        print(f"{name}: exit {proc.returncode} in {time.time() - t0:.0f} s", flush=True)
+        if proc.returncode:
+            sys.exit(err[-3000:])
 
 
 def run_all(out: str) -> None:
@@ -98,24 +121,30 @@ def table(path: str) -> list[list[str]]:
 
 
 def compare(a: str, b: str) -> bool:
-    pairs = [(n, n) for n in RUNS] + [("pendulum_auto", KILLED)]
-    same = True
+    pairs = [(n, n) for n in (*RUNS, *FAMILY_RUNS)] + [("pendulum_auto", KILLED)]
+    same, compared = True, 0
     for name_a, name_b in pairs:
-        ta = table(osp.join(run_dir(a, name_a), "progress.txt"))
+        pa = osp.join(run_dir(a, name_a), "progress.txt")
+        if not osp.exists(pa):
+            continue  # a set of the other kind (run or family)
+        ta = table(pa)
         pb = osp.join(run_dir(b, name_b), "progress.txt")
         if not osp.exists(pb):
             continue  # the other set has no such run (e.g. KILLED only in the new set)
         tb = table(pb)
         ok = ta == tb and len(ta) > 1
         same &= ok
+        compared += 1
         print(f"{'identical' if ok else 'DIFFERENT'}: {name_a} ({len(ta) - 1} rows, "
               f"{len(ta[0])} columns) vs {name_b} ({len(tb) - 1} rows)")
-    return same
+    return same and compared > 0
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "run":
         run_all(osp.abspath(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "family":
+        run_family(osp.abspath(sys.argv[2]))
     elif len(sys.argv) == 4 and sys.argv[1] == "compare":
         sys.exit(0 if compare(sys.argv[2], sys.argv[3]) else 1)
     else:

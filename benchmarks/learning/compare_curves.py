@@ -45,7 +45,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from spinup_tf2.algos.sac.checks import FAMILY_NAMES
+from spinup_tf2.family import FAMILY_NAMES
 
 HERE = osp.dirname(osp.abspath(__file__))
 REPO = osp.dirname(osp.dirname(HERE))

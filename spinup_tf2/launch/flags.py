@@ -22,6 +22,7 @@ from typing import Callable
 # PIXEL_OPTIONS); flags whose values are always names, never parsed as Python (STRING_KEYS).
 from spinup_tf2.arguments import PIXEL_BOUNDS, PIXEL_OPTIONS, RUN_KEYS, STRING_KEYS, SWITCHES  # noqa: F401
 from spinup_tf2.errors import SpinupError
+from spinup_tf2.family import MEMBERS
 
 # Command line shorthands for convenience.
 SUBSTITUTIONS = {"env": "env_name", "hid": "ac_kwargs:hidden_sizes",
@@ -42,7 +43,9 @@ class FunctionPath:
     when called. A launcher hands it to the process that runs the experiment
     without importing the function's module (and TensorFlow) itself; it can
     still show the function's docstring and read its parameters, from the
-    source. ``__name__`` is the function's name, as config.json records it.
+    source (or, for a function made at import time, as the family's are, from the
+    function itself: such a module must not import TensorFlow). ``__name__`` is the
+    function's name, as config.json records it.
     """
 
     def __init__(self, path: str):
@@ -52,20 +55,31 @@ class FunctionPath:
     def __call__(self, *args, **kwargs):
         return getattr(importlib.import_module(self.module), self.__name__)(*args, **kwargs)
 
-    def _definition(self) -> ast.FunctionDef:
+    def _definition(self) -> ast.FunctionDef | None:
         with open(importlib.util.find_spec(self.module).origin, encoding="utf-8") as f:
             tree = ast.parse(f.read())
-        return next(node for node in tree.body
-                    if isinstance(node, ast.FunctionDef) and node.name == self.__name__)
+        return next((node for node in tree.body
+                     if isinstance(node, ast.FunctionDef) and node.name == self.__name__), None)
+
+    def _made(self) -> Callable:
+        """The function, made at import time (no ``def`` of its name in the source)."""
+        return getattr(importlib.import_module(self.module), self.__name__)
 
     def doc(self) -> str:
         """The function's docstring."""
-        return ast.get_docstring(self._definition(), clean=False) or ""
+        node = self._definition()
+        return (ast.get_docstring(node, clean=False) if node else self._made().__doc__) or ""
 
     def defaults(self) -> dict:
         """``{parameter: default}``; a default that is not a plain value (a class,
         say) or a missing one is :data:`NOT_A_VALUE`."""
-        args = self._definition().args
+        node = self._definition()
+        if node is None:
+            import inspect
+
+            return {k: NOT_A_VALUE if p.default is inspect.Parameter.empty else p.default
+                    for k, p in inspect.signature(self._made()).parameters.items()}
+        args = node.args
         params = args.posonlyargs + args.args + args.kwonlyargs
         defaults = [None] * (len(args.posonlyargs + args.args) - len(args.defaults))
         defaults += list(args.defaults) + list(args.kw_defaults)
@@ -80,10 +94,8 @@ NOT_A_VALUE = object()
 _CHECK = FunctionPath("spinup_tf2.algos.sac.checks:check_sac_args")
 ALGOS: dict[str, tuple[FunctionPath, FunctionPath]] = {
     "sac_tf2": (FunctionPath("spinup_tf2.algos.sac.sac:sac"), _CHECK),
-    "crossq_tf2": (FunctionPath("spinup_tf2.algos.crossq.crossq:crossq"), _CHECK),
-    "tqc_tf2": (FunctionPath("spinup_tf2.algos.tqc.tqc:tqc"), _CHECK),
-    "droq_tf2": (FunctionPath("spinup_tf2.algos.droq.droq:droq"), _CHECK),
-    "redq_tf2": (FunctionPath("spinup_tf2.algos.redq.redq:redq"), _CHECK),
+    **{f"{name}_tf2": (FunctionPath(f"spinup_tf2.algos.family:{name}"), _CHECK)
+       for name in MEMBERS},
 }
 
 

@@ -16,6 +16,7 @@ from spinup_tf2.algos.sac.her import STRATEGIES
 from spinup_tf2.arguments import WHOLE_NUMBERS
 from spinup_tf2.envs.vector import VECTOR_MODES
 from spinup_tf2.errors import SpinupError
+from spinup_tf2.family import FAMILY_NAMES
 from spinup_tf2.utils.mpi_tools import num_procs
 
 # With n discrete actions and alpha='auto', the target entropy is this fraction of log(n)
@@ -39,9 +40,6 @@ MOVED_FROM_LOGGER_KWARGS = ("overwrite", "video_freq")
 LOGGER_KWARGS = ("output_dir", "exp_name", "output_fname", "tensorboard", "outputs", "quiet")
 # Seeds fit Keras' 32 bits with room for the offsets of MPI ranks and the test environment.
 SEED_LIMIT = 2**31
-# The SAC family's variant records (:mod:`spinup_tf2.algos.sac.variants`), by the names
-# their papers give them: each takes vector observations and Box actions only.
-FAMILY_NAMES = {"crossq": "CrossQ", "tqc": "TQC", "droq": "DroQ", "redq": "REDQ"}
 
 
 def run_settings(args: dict, note: bool = False,

@@ -1,8 +1,8 @@
 """CrossQ (Bhatt et al., ICLR 2024): SAC without target networks, with Batch
 Renormalization in the critics and the actor.
 
-What changes against SAC, all of it here and in the ``crossq`` variant record
-(:mod:`spinup_tf2.algos.sac.variants`):
+What changes against SAC, all of it here and in CrossQ's entry of the family's table
+(:mod:`spinup_tf2.family`):
 
 - every network normalises its input and each hidden layer's output with
   :class:`BatchRenorm` (running statistics at inference, the batch's in training);

@@ -1,15 +1,15 @@
 """DroQ (Hiraoka et al., ICLR 2022): SAC with dropout and layer normalization in the
 critics, run at a high update-to-data ratio.
 
-What changes against SAC, all of it here and in the ``droq`` variant record
-(:mod:`spinup_tf2.algos.sac.variants`):
+What changes against SAC, all of it here and in DroQ's entry of the family's table
+(:mod:`spinup_tf2.family`):
 
 - each critic's hidden layer is Dense, then Dropout (rate 0.01), then LayerNorm, then the
   activation (the order of the paper's code and SBX); dropout is on whenever the losses
   call a critic, the target critics' included, and off in the exported ``q1``/``q2``;
 - ``droq()`` runs 20 updates per environment step (``updates_per_step=20``) and steps the
-  policy once per 20 critic updates (the record's ``policy_delay``), as SBX's DroQ
-  configuration does.
+  policy once per environment step, whatever ``updates_per_step`` is (the entry's
+  ``policy_delay``), as the paper and SBX's DroQ configuration do.
 
 With ``network='simba'`` the actor is SAC's SimBa actor and each critic SimBa's residual
 blocks with the dropout after each block's inner layer.

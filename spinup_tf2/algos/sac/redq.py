@@ -1,8 +1,8 @@
 """REDQ (Chen et al., ICLR 2021): SAC with an ensemble of critics, run at a high
 update-to-data ratio, whose backup takes the minimum over a random subset of the targets.
 
-What changes against SAC, all of it here and in the ``redq`` variant record
-(:mod:`spinup_tf2.algos.sac.variants`):
+What changes against SAC, all of it here and in REDQ's entry of the family's table
+(:mod:`spinup_tf2.family`):
 
 - N critics (10 by default), each an MLP Q(s, a) like SAC's, each with its target;
 - each update draws a random subset of M target critics (2), the same for the whole
@@ -10,8 +10,8 @@ What changes against SAC, all of it here and in the ``redq`` variant record
   every critic learns that one backup;
 - the policy maximises the mean of the N critics, not their minimum;
 - ``redq()`` runs 20 updates per environment step (``updates_per_step=20``) and steps the
-  policy once per 20 critic updates (the record's ``policy_delay``), as the paper's code
-  does.
+  policy once per environment step, whatever ``updates_per_step`` is (the entry's
+  ``policy_delay``), as the paper's code does.
 
 The subsets are drawn from the run's random generator with the minibatches (the record's
 ``extra_inputs``, :func:`subset_draws`), so the same seed gives the same run and a

@@ -116,8 +116,8 @@ def make_optimizers(ac, lr: float, betas: tuple = (0.9, 0.999)) -> tuple[Adam, A
 
 def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float,
                 alpha: float, polyak: float, tuner: EntropyTuner | None = None,
-                average_grads: Callable | None = None, variant: Variant | None = None
-                ) -> Callable:
+                average_grads: Callable | None = None, variant: Variant | None = None,
+                updates_per_step: int = 1) -> Callable:
     """Return ``update(obs, act, rew, obs2, done, noise, *extra)``: one SAC gradient step
     (``extra``: what the variant's losses take after the noise, e.g. a recurrent
     actor-critic's windows, see :mod:`spinup_tf2.algos.sac.recurrent`).
@@ -129,9 +129,10 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
     losses, :class:`~spinup_tf2.algos.sac.losses.SACLosses` of ``ac.critics``; by default
     the variant of ``ac``, :func:`variants.variant_of`), then the policy step, the Q step,
     and the polyak averaging of the target critics (none when ``ac_targ`` is None).
-    With the variant's ``policy_delay`` k > 1 the policy (and alpha) step only every k-th
-    update; a variant with ``critic_losses`` leaves the policy's part out of the others,
-    which log the latest policy step's ``LossPi`` and ``LogPi``. With a ``tuner``, alpha
+    With the variant's policy delay k > 1 (:meth:`Variant.delay` at ``updates_per_step``)
+    the policy (and alpha) step only every k-th update; a variant with ``critic_losses``
+    leaves the policy's part out of the others, which log the latest policy step's
+    ``LossPi`` and ``LogPi``. With a ``tuner``, alpha
     is ``exp(log_alpha)`` and log_alpha takes an Adam step too. With ``average_grads``
     (data-parallel runs over MPI), the gradients (a dict of lists) are averaged over
     processes before any is applied. The returned dict holds the diagnostics named in
@@ -141,7 +142,7 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
     pi_vars, q_vars = core.actor_variables(ac), core.critic_variables(ac)
     update_targets = make_polyak_update(ac, ac_targ, polyak) if ac_targ is not None else None
     variant = variant or variant_of(ac)
-    policy_delay = variant.policy_delay
+    policy_delay = variant.delay(updates_per_step)
     count = tf.Variable(0, dtype=tf.int64, trainable=False) if policy_delay > 1 else None
     # A variant whose critic-only updates skip the policy's part logs, on those updates, the
     # policy's diagnostics of its latest step.
@@ -201,14 +202,15 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
 
 
 def make_learner(ac, ac_targ, variant: Variant, lr: float, tuner_args: tuple | None,
-                 action_space, gamma: float, alpha: float, polyak: float) -> tuple:
+                 action_space, gamma: float, alpha: float, polyak: float,
+                 updates_per_step: int = 1) -> tuple:
     """``(pi_optimizer, q_optimizer, tuner, update, update_block)``: the optimizers (the
     variant's Adam betas), the entropy tuner when alpha is learned, one update step
     (gradients averaged across MPI processes) and its compiled block."""
     pi_optimizer, q_optimizer = make_optimizers(ac, lr, variant.adam_betas)
     tuner = make_tuner(tuner_args, action_space, lr)
     update = make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma, alpha, polyak, tuner,
-                         make_grad_averager(), variant)
+                         make_grad_averager(), variant, updates_per_step)
     return (pi_optimizer, q_optimizer, tuner, update,
             make_update_block(update, ragged=variant.ragged))
 
@@ -454,7 +456,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
     pi_optimizer, q_optimizer, tuner, update, update_block = make_learner(
-        ac, ac_targ, variant, lr, tuner_args, env.action_space, gamma, alpha, polyak)
+        ac, ac_targ, variant, lr, tuner_args, env.action_space, gamma, alpha, polyak,
+        updates_per_step)
     logger.setup_tf2_saver(saved_model)
 
     # Everything a training checkpoint holds; resuming puts it all back.

@@ -1,8 +1,8 @@
 """TQC (Kuznetsov et al., ICML 2020): SAC with distributional critics whose pooled target
 quantiles are truncated.
 
-What changes against SAC, all of it here and in the ``tqc`` variant record
-(:mod:`spinup_tf2.algos.sac.variants`):
+What changes against SAC, all of it here and in TQC's entry of the family's table
+(:mod:`spinup_tf2.family`):
 
 - N critics (5 by default), each predicting M quantiles (25) of the return of (s, a);
 - the backup pools the N x M target quantiles at (s', a'), sorts them and drops the

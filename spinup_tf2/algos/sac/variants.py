@@ -19,16 +19,18 @@ class names its record with a class attribute ``variant`` (a record's name, or a
 from __future__ import annotations
 
 import functools
+import importlib
 from dataclasses import dataclass
 from typing import Callable
 
-from spinup_tf2.algos.sac import core, crossq, droq, pixels, recurrent, redq, tqc
+from spinup_tf2.algos.sac import core, pixels, recurrent
 from spinup_tf2.algos.sac.agent import MLPAgent
 from spinup_tf2.algos.sac.buffers import ReplayBuffer
-from spinup_tf2.algos.sac.checks import FAMILY_NAMES, check_ac_kwargs, check_memory, is_image_space
+from spinup_tf2.algos.sac.checks import check_ac_kwargs, check_memory, is_image_space
 from spinup_tf2.algos.sac.frame_buffer import FrameReplayBuffer
 from spinup_tf2.algos.sac.losses import continuous_losses, discrete_losses, losses_for
 from spinup_tf2.errors import SpinupError
+from spinup_tf2.family import EACH_STEP, FAMILY_NAMES, MEMBERS, Member
 from spinup_tf2.utils.mpi_tools import num_procs
 
 # What every minibatch holds, in the order the update takes it.
@@ -57,7 +59,9 @@ class Variant:
         ragged: Its per-update diagnostics differ in length (recurrent, masked windows).
         targets: Whether target networks exist (polyak-averaged critics); without them
             the losses get ``ac_targ=None``.
-        policy_delay: Critic updates per policy (and alpha) update.
+        policy_delay: Critic updates per policy (and alpha) update, or
+            :data:`~spinup_tf2.family.EACH_STEP`: one per environment step (every
+            ``updates_per_step`` updates); see :meth:`delay`.
         critic_losses: With ``policy_delay`` > 1, the losses without the policy's part
             (``loss_pi`` and ``logp_pi`` None), for the updates on which the policy does not
             step, so that they skip its work (and its training-mode statistics); None: the
@@ -79,10 +83,15 @@ class Variant:
     updates_per_call: int = 0
     ragged: bool = False
     targets: bool = True
-    policy_delay: int = 1
+    policy_delay: int | str = 1
     adam_betas: tuple = (0.9, 0.999)
     critic_losses: Callable | None = None
     n_step: bool = True
+
+    def delay(self, updates_per_step: int) -> int:
+        """Critic updates per policy update, at ``updates_per_step`` updates per
+        environment step."""
+        return updates_per_step if self.policy_delay == EACH_STEP else self.policy_delay
 
 
 def transition_buffer(obs_dim: int | tuple, act_dim: int, size: int, ac=None,
@@ -126,20 +135,31 @@ RECURRENT = Variant("recurrent", recurrent.RecurrentActorCritic,
                     lambda ac, rng, n_noise, discrete: recurrent.RecurrentAgent(ac, rng, n_noise),
                     recurrent.RecurrentExport, batch_keys=BATCH_KEYS + recurrent.SEQUENCE_KEYS,
                     ragged=True, n_step=False)
-CROSSQ = Variant("crossq", crossq.CrossQActorCritic, crossq.crossq_losses, transition_buffer,
-                 MLPAgent, core.ActorCriticExport, targets=False, policy_delay=3,
-                 adam_betas=(0.5, 0.999),
-                 critic_losses=functools.partial(crossq.crossq_losses, policy=False))
-TQC = Variant("tqc", tqc.TQCActorCritic, tqc.tqc_losses, transition_buffer, MLPAgent,
-              core.ActorCriticExport)
-DROQ = Variant("droq", droq.DroQActorCritic, continuous_losses, transition_buffer, MLPAgent,
-               core.ActorCriticExport, policy_delay=20,
-               critic_losses=functools.partial(continuous_losses, policy=False))
-REDQ = Variant("redq", redq.REDQActorCritic, redq.redq_losses, transition_buffer, MLPAgent,
-               core.ActorCriticExport, extra_inputs=redq.subset_draws, policy_delay=20,
-               critic_losses=functools.partial(redq.redq_losses, policy=False))
-VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT, CROSSQ, TQC, DROQ, REDQ)}
-FAMILY = (CROSSQ, TQC, DROQ, REDQ)  # vector observations and Box actions only
+
+
+def _named(module: str, ref: str) -> Callable:
+    """The object ``ref`` names: ``'name'`` in ``module``, or ``'module:name'``."""
+    module, _, name = ref.rpartition(":") if ":" in ref else (module, ":", ref)
+    return getattr(importlib.import_module(module), name)
+
+
+def family_record(member: Member) -> Variant:
+    """The record of a member of the family (:mod:`spinup_tf2.family`): its entry's
+    update shape, with the actor-critic, the losses and the extra inputs of its math file.
+    Every member takes vector observations and Box actions, through the transition buffer,
+    the MLP agent and the plain export."""
+    losses = _named(member.math, member.losses)
+    extra = _named(member.math, member.extra_inputs) if member.extra_inputs else None
+    return Variant(member.name, _named(member.math, member.actor_critic), losses,
+                   transition_buffer, MLPAgent, core.ActorCriticExport, extra_inputs=extra,
+                   targets=member.targets, policy_delay=member.policy_delay,
+                   adam_betas=member.adam_betas,
+                   critic_losses=(functools.partial(losses, policy=False)
+                                  if member.skip_policy else None))
+
+
+FAMILY = tuple(family_record(m) for m in MEMBERS.values())  # vector observations, Box actions
+VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT, *FAMILY)}
 
 
 def variant_of(ac) -> Variant:
