@@ -13,7 +13,14 @@ A leaf: it imports nothing, so the launcher reads it without TensorFlow.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, NamedTuple
+
+# Seeds fit Keras' 32 bits with room for the offsets of MPI ranks and the test environment.
+SEED_LIMIT = 2**31
+FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max, without numpy
+VECTOR_MODES = ("sync", "async")  # how num_envs copies step: here, or one process each
+GOAL_STRATEGIES = ("future", "final", "episode")  # where HER's new goal comes from
 
 
 class Arg(NamedTuple):
@@ -21,60 +28,129 @@ class Arg(NamedTuple):
 
     ``kind``: ``int``, ``float``, ``bool``, ``str``, ``dict``, or ``object`` (anything
     else: a function, a class, a number or a string); ``low``: the smallest value of an
-    ``int`` checked by the plain rule (None: checked by a rule of its own); ``high``: the
-    largest, where there is one; ``free``: a
+    ``int`` or ``float`` checked by the plain rule (:func:`problem`; None: checked by a
+    rule of its own), excluded with ``low_open``; ``high``: the largest, where there is
+    one; ``choices``: the values a ``str`` may take; ``free``: a
     resumed run may give another value; ``since``: the release that added it (a run made
     before has none in its config.json, and resumes as if it had the default); ``where``:
     ``'sac'`` (an argument of ``sac()``), ``'switch'`` (a launcher on/off flag),
     ``'pixels'`` (how ``--pixels`` renders), ``'run'`` (how the launcher runs the grid),
     ``'logger'`` (a shorthand for a ``logger_kwargs`` key), or ``'launcher'`` (another
-    launcher flag); ``help``: one line for ``--help`` (``sac()``'s
-    own arguments are documented in its docstring)."""
+    launcher flag); ``help``: one line for ``--help`` (``sac()``'s arguments are documented
+    at length in its docstring)."""
 
     name: str
     kind: str
     default: Any = None
-    low: int | None = None
+    low: float | None = None
     free: bool = False
-    high: int | None = None
+    high: float | None = None
     since: str = "0.1"
     where: str = "sac"
     help: str = ""
+    choices: tuple = ()
+    low_open: bool = False
+
+
+def accepted(arg: Arg) -> str:
+    """What ``arg`` accepts, in words: ``'a whole number >= 1'``, ``'a number in [0, 1]'``,
+    ``"one of 'sync', 'async'"``."""
+    def num(x) -> str:
+        return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+    if arg.choices:
+        return "one of " + ", ".join(map(repr, arg.choices))
+    what = "a whole number" if arg.kind == "int" else "a number"
+    if arg.high is not None and arg.high >= FLOAT32_MAX:
+        return f"{what} {'>' if arg.low_open else '>='} {num(arg.low)} (finite in float32)"
+    if arg.high is not None:
+        return f"{what} in {'(' if arg.low_open else '['}{num(arg.low)}, {num(arg.high)}]"
+    return f"{what} {'>' if arg.low_open else '>='} {num(arg.low)}"
+
+
+def problem(arg: Arg, value) -> str | None:
+    """Why ``value`` is not one ``arg`` takes by its declared kind, bounds and choices
+    (one sentence naming the value and what is accepted), or None when it is (or when the
+    argument has a rule of its own)."""
+    if arg.choices:
+        ok = value in arg.choices and isinstance(value, str)
+    elif arg.low is None or arg.kind not in ("int", "float"):
+        return None
+    else:
+        kind = numbers.Integral if arg.kind == "int" else numbers.Real
+        ok = (isinstance(value, kind) and not isinstance(value, bool)
+              and (value > arg.low if arg.low_open else value >= arg.low)
+              and (arg.high is None or value <= arg.high))
+    if ok:
+        return None
+    hint = ""
+    if arg.kind == "int" and isinstance(value, numbers.Real) and not isinstance(
+            value, (bool, numbers.Integral)) and float(value).is_integer():
+        hint = f" (e.g. {int(value)})"
+    return f"sac() got {arg.name}={value!r}, but {arg.name} must be {accepted(arg)}{hint}. " \
+           f"{arg.name}: {arg.help}"
 
 
 SAC_ARGS = (
-    Arg("env_fn", "object", free=True),
-    Arg("actor_critic", "object"),
-    Arg("ac_kwargs", "dict", {}),
-    Arg("seed", "int", 0, low=0),
-    Arg("steps_per_epoch", "int", 4000, low=1),
-    Arg("epochs", "int", 100, low=1, free=True),
-    Arg("replay_size", "int", int(1e6), low=1),
-    Arg("gamma", "float", 0.99),
-    Arg("polyak", "float", 0.995),
-    Arg("lr", "float", 1e-3),
-    Arg("alpha", "object", 0.2),
-    Arg("batch_size", "int", 100, low=1),
-    Arg("start_steps", "int", 10000, low=0),
-    Arg("update_after", "int", 1000, low=0),
-    Arg("update_every", "int", 50, low=1),
-    Arg("num_test_episodes", "int", 10, low=0),
-    Arg("max_ep_len", "int", 1000, low=1),
-    Arg("logger_kwargs", "dict", {}, free=True),
-    Arg("save_freq", "int", 1, low=1, free=True),
-    Arg("target_entropy", "object"),
-    Arg("resume", "bool", False, free=True),
-    Arg("normalize_obs", "bool", False),
-    Arg("overwrite", "bool", False, free=True),
-    Arg("video_freq", "int", 0, free=True),
-    Arg("updates_per_step", "int", 1, since="0.2"),
-    Arg("num_envs", "int", 1, since="0.2"),
-    Arg("vector_mode", "str", "sync", since="0.2"),
-    Arg("replay_buffer_class", "object", since="0.3"),
-    Arg("n_step", "int", 1, since="0.3"),
-    Arg("her", "bool", False, since="0.3"),
-    Arg("n_sampled_goal", "int", 4, since="0.3"),
-    Arg("goal_selection_strategy", "str", "future", since="0.3"),
+    Arg("env_fn", "object", free=True,
+        help="Makes one environment (gymnasium API) per call."),
+    Arg("actor_critic", "object",
+        help="The actor-critic class, or a variant's name ('crossq', 'recurrent', ...)."),
+    Arg("ac_kwargs", "dict", {},
+        help="The actor-critic's own arguments (hidden_sizes, activation, ...)."),
+    Arg("seed", "int", 0, low=0, high=SEED_LIMIT - 1,
+        help="Seeds the weights, the environments, exploration and minibatches."),
+    Arg("steps_per_epoch", "int", 4000, low=1,
+        help="Environment steps per epoch (one progress.txt row, one checkpoint)."),
+    Arg("epochs", "int", 100, low=1, free=True, help="Epochs the run lasts."),
+    Arg("replay_size", "int", int(1e6), low=1,
+        help="The replay buffer's capacity, in transitions."),
+    Arg("gamma", "float", 0.99, low=0.0, high=1.0, help="The discount factor."),
+    Arg("polyak", "float", 0.995, low=0.0, high=1.0,
+        help="Weight of the old target in the target networks' averaging."),
+    Arg("lr", "float", 1e-3, low=0.0, low_open=True, high=FLOAT32_MAX,
+        help="Adam's learning rate (policy, critics, and alpha when learned)."),
+    Arg("alpha", "object", 0.2,
+        help="The entropy weight: a number, 'auto' (learned from 1.0) or 'auto_<start>'."),
+    Arg("batch_size", "int", 100, low=1, help="Transitions per minibatch."),
+    Arg("start_steps", "int", 10000, low=0,
+        help="First steps with uniformly random actions, to explore."),
+    Arg("update_after", "int", 1000, low=0, help="Environment steps before the first update."),
+    Arg("update_every", "int", 50, low=1,
+        help="Environment steps between blocks of updates (one compiled call each)."),
+    Arg("num_test_episodes", "int", 10, low=0,
+        help="Deterministic test episodes at the end of each epoch."),
+    Arg("max_ep_len", "int", 1000, low=1, help="Episodes are cut at this length."),
+    Arg("logger_kwargs", "dict", {}, free=True,
+        help="EpochLogger's arguments: output_dir, exp_name, tensorboard, ..."),
+    Arg("save_freq", "int", 1, low=1, free=True,
+        help="Epochs between saves of the policy and the training checkpoint."),
+    Arg("target_entropy", "object",
+        help="The entropy a learned alpha aims at (default -dim(A))."),
+    Arg("resume", "bool", False, free=True,
+        help="Continue the run in output_dir from its last checkpoint."),
+    Arg("normalize_obs", "bool", False,
+        help="Normalize observations by their running mean and variance."),
+    Arg("overwrite", "bool", False, free=True,
+        help="Replace an earlier run in the output directory."),
+    Arg("video_freq", "int", 0, low=0, free=True,
+        help="Epochs between videos of the policy (0: none)."),
+    Arg("updates_per_step", "int", 1, low=1, since="0.2",
+        help="Updates per environment step (the update-to-data ratio)."),
+    Arg("num_envs", "int", 1, low=1, since="0.2",
+        help="Environment copies stepping at once (gymnasium's vector API)."),
+    Arg("vector_mode", "str", "sync", since="0.2", choices=VECTOR_MODES,
+        help="How the copies step: 'sync' (here) or 'async' (one process each)."),
+    Arg("replay_buffer_class", "object", since="0.3",
+        help="A replay buffer class of one's own (SB3's replay_buffer_class)."),
+    Arg("n_step", "int", 1, low=1, since="0.3",
+        help="Environment steps each stored transition spans (n-step returns)."),
+    Arg("her", "bool", False, since="0.3",
+        help="Hindsight experience replay, for goal-conditioned tasks."),
+    Arg("n_sampled_goal", "int", 4, low=0, since="0.3",
+        help="With her, relabelled transitions per original one."),
+    Arg("goal_selection_strategy", "str", "future", since="0.3", choices=GOAL_STRATEGIES,
+        help="With her, where the new goal comes from: 'future', 'final' or 'episode'."),
 )
 
 LAUNCHER_ARGS = (
@@ -146,8 +222,9 @@ TUNE_ARGS = (
         help="--resume: continue the study (or join it from another driver)."),
 )
 
-# The simple checks: (name, smallest value) of sac()'s whole-number arguments.
-WHOLE_NUMBERS = tuple((a.name, a.low) for a in SAC_ARGS if a.kind == "int" and a.low is not None)
+# The simple checks: sac()'s arguments with declared bounds or choices (see problem()).
+CHECKED = tuple(a for a in SAC_ARGS if a.choices or (a.low is not None
+                                                      and a.kind in ("int", "float")))
 # The resume comparison: what a resumed call may change (and config.json's keys that are
 # not arguments: the logger, the experiment's name) ...
 FREE_ARGS = frozenset({a.name for a in SAC_ARGS if a.free} | {"logger", "exp_name"})
@@ -200,12 +277,13 @@ def _one_liners(doc: str) -> dict:
     return found
 
 
-def grouped_help(cmd: str, defaults: dict, docs: list[str]) -> str:
+def grouped_help(cmd: str, defaults: dict, docs: list[str], refused: tuple = ()) -> str:
     """Every flag of ``python -m spinup_tf2.run CMD``, grouped, each with its default and
-    one line: the algorithm's arguments (``defaults``, from its signature; the line from
-    the first of ``docs``, its docstring then sac()'s, that documents it) and the
-    launcher's, from :data:`LAUNCHER_ARGS`."""
-    lines: dict = {}
+    one line: the algorithm's arguments (``defaults``, from its signature; the line is the
+    declared table's, or for an argument of its own the first of ``docs`` that documents
+    it) and the launcher's, from :data:`LAUNCHER_ARGS`, but for the groups of the
+    launcher's switches in ``refused`` (the SAC family's ``pixels`` and ``recurrent``)."""
+    lines: dict = {a.name: a.help for a in SAC_ARGS}
     for doc in docs:
         for k, v in _one_liners(doc).items():
             lines.setdefault(k, v)
@@ -234,6 +312,8 @@ def grouped_help(cmd: str, defaults: dict, docs: list[str]) -> str:
                                                      if a.where == "run"))]
     by_name = {a.name: a for a in LAUNCHER_ARGS}
     for title, names in launcher:
+        if set(names) & set(refused):
+            continue
         out += ["", title + ":"]
         for n in names:
             a = by_name[n]

@@ -179,6 +179,8 @@ FAMILY: tuple[Member, ...] = (
 )
 
 MEMBERS: dict[str, Member] = {m.name: m for m in FAMILY}
+# What no member takes: every one reads vector observations with its own MLP actor-critic.
+REFUSED_SWITCHES = ("pixels", "recurrent")
 # The family's names as their papers write them, by command name.
 FAMILY_NAMES: dict[str, str] = {m.name: m.title for m in FAMILY}
 # Every command that trains: SAC, then the family.

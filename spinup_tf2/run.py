@@ -22,6 +22,7 @@ from typing import Callable
 
 from spinup_tf2.arguments import grouped_help
 from spinup_tf2.errors import SpinupError, cli_main, print_error
+from spinup_tf2.family import MEMBERS, REFUSED_SWITCHES
 from spinup_tf2.launch.flags import (  # noqa: F401  (parse_value: the path of 0.1)
     ALGOS,
     RUN_ARG_NAMES,
@@ -52,7 +53,9 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
     valid_help = ["--help", "-h", "help"]
     if any(arg in valid_help for arg in args):
         sac_doc = ALGOS["sac_tf2"][0].doc()
-        print("\n" + grouped_help(cmd_given, algo.defaults(), [algo.doc(), sac_doc]) + "\n")
+        refused = REFUSED_SWITCHES if cmd[:-len("_tf2")] in MEMBERS else ()
+        print("\n" + grouped_help(cmd_given, algo.defaults(), [algo.doc(), sac_doc], refused)
+              + "\n")
         print("\nShowing docstring for spinup_tf2." + cmd + ":\n")
         print(algo.doc())
         sys.exit()

@@ -35,6 +35,7 @@ def test_algo_help_lists_every_flag_the_launcher_takes_with_its_default(algo):
     """--help's list is generated from the tables the launcher checks flags against (the
     function's signature, the launcher's Args), so no accepted flag can be missing."""
     from spinup_tf2.arguments import PIXEL_OPTIONS, RUN_KEYS, SWITCHES
+    from spinup_tf2.family import MEMBERS
     from spinup_tf2.launch.flags import ALGOS, SUBSTITUTIONS
 
     res = cli(algo, "--help")
@@ -42,8 +43,12 @@ def test_algo_help_lists_every_flag_the_launcher_takes_with_its_default(algo):
     listed = res.stdout.split("Showing docstring")[0]
     short = {v: k for k, v in SUBSTITUTIONS.items()}
     defaults = ALGOS[algo + "_tf2"][0].defaults()
-    accepted = (set(defaults) - {"env_fn"}) | set(SWITCHES) | set(PIXEL_OPTIONS) | set(
-        RUN_KEYS) | {"env_name", "env_kwargs", "exp_name"}
+    # the family takes neither --pixels (and its options) nor --recurrent: not listed
+    refused = set(SWITCHES) | set(PIXEL_OPTIONS) if algo in MEMBERS else set()
+    accepted = ((set(defaults) - {"env_fn"}) | set(SWITCHES) | set(PIXEL_OPTIONS) | set(
+        RUN_KEYS) | {"env_name", "env_kwargs", "exp_name"}) - refused
+    for name in refused:
+        assert f"--{name}" not in listed, name
     for name in accepted:
         flags = {"--" + name, "--" + short.get(name, name)}  # its own name or its short form
         line = next((ln for ln in listed.splitlines() if ln.split()[:1] and
@@ -164,7 +169,7 @@ def test_experiment_grid_script_example(tmp_path):
     (["sac", "--env", "Pendulum-v1", "--nosuchflag", "1"], ["--nosuchflag is not an argument"]),
     (["sac", "--env", "Pendulum-v1", "--epochs", "abc"], ["epochs='abc'", "whole number"]),
     (["sac", "--env", "Pendulum-v1", "--epochs"], ["--epochs was given no value"]),
-    (["sac", "--env", "Pendulum-v1", "--seed", "-1"], ["seed=-1", ">= 0"]),
+    (["sac", "--env", "Pendulum-v1", "--seed", "-1"], ["seed=-1", "whole number in [0, "]),
     (["sac", "--env", "Pendulum-v1", "--seed", "1.5"], ["seed=1.5", "whole number"]),
     (["sac", "--env", "Pendulum-v1", "--hid", "[]"], ["hidden_sizes=[]", "non-empty"]),
     (["sac", "--env", "Pendulum-v1", "--hid", "[0]"], ["hidden_sizes=[0]"]),

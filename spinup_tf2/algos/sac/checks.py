@@ -12,18 +12,15 @@ import numpy as np
 from gymnasium import spaces
 
 from spinup_tf2 import rundir
-from spinup_tf2.algos.sac.her import STRATEGIES
-from spinup_tf2.arguments import WHOLE_NUMBERS
-from spinup_tf2.envs.vector import VECTOR_MODES
+from spinup_tf2.arguments import CHECKED, FLOAT32_MAX, SEED_LIMIT, problem  # noqa: F401
 from spinup_tf2.errors import SpinupError
-from spinup_tf2.family import FAMILY_NAMES
+from spinup_tf2.family import FAMILY_NAMES, REFUSED_SWITCHES
 from spinup_tf2.utils.mpi_tools import num_procs
 
 # With n discrete actions and alpha='auto', the target entropy is this fraction of log(n)
 # (the entropy of the uniform policy).
 DISCRETE_ENTROPY_FRACTION = 0.5
 
-FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 
@@ -38,8 +35,6 @@ def _is_num(x) -> bool:
 # Run settings that were logger_kwargs keys in 0.1 and are sac() arguments now.
 MOVED_FROM_LOGGER_KWARGS = ("overwrite", "video_freq")
 LOGGER_KWARGS = ("output_dir", "exp_name", "output_fname", "tensorboard", "outputs", "quiet")
-# Seeds fit Keras' 32 bits with room for the offsets of MPI ranks and the test environment.
-SEED_LIMIT = 2**31
 
 
 def run_settings(args: dict, note: bool = False,
@@ -73,6 +68,9 @@ def check_sac_args(args: dict):
         if not ok:
             raise SpinupError(msg)
 
+    for arg in CHECKED:  # declared bounds and choices, from spinup_tf2.arguments
+        if arg.name in args:  # (a family function may not take it: crossq() has no polyak)
+            need(problem(arg, args[arg.name]) is None, problem(arg, args[arg.name]))
     need(isinstance(args.get("logger_kwargs", {}), dict),
          f"sac() got logger_kwargs={args.get('logger_kwargs')!r}; it must be a dict, e.g. "
          f"dict(output_dir='data/run', exp_name='run').")
@@ -89,32 +87,7 @@ def check_sac_args(args: dict):
 
         check_video_path(rundir.video_path(logger_kwargs.get("output_dir") or ".", 1))
 
-    for name, low in WHOLE_NUMBERS:  # (name, smallest value), from spinup_tf2.arguments
-        val = args[name]
-        need(_is_int(val) and val >= low,
-             f"sac() got {name}={val!r}, but {name} must be a whole number >= {low}"
-             + (f" (e.g. {int(val)})." if isinstance(val, (float, np.floating))
-                and val.is_integer() else "."))
-    ups = args.get("updates_per_step", 1)
-    need(_is_int(ups) and ups >= 1,
-         f"sac() got updates_per_step={ups!r}, but it must be a whole number >= 1, the updates "
-         f"per environment step (1 is Spinning Up's schedule; DroQ-style set-ups use 10-20).")
-    n_step = args.get("n_step", 1)
-    need(_is_int(n_step) and n_step >= 1,
-         f"sac() got n_step={n_step!r}, but it must be a whole number >= 1, the environment "
-         f"steps each stored transition spans (1 is SAC's one-step backup; 3-5 is usual).")
-    n_goal, strategy = args.get("n_sampled_goal", 4), args.get("goal_selection_strategy", "future")
-    need(_is_int(n_goal) and n_goal >= 0,
-         f"sac() got n_sampled_goal={n_goal!r}; give a whole number >= 0, the relabelled "
-         f"transitions per original one with her=True (4: 80% of each minibatch relabelled).")
-    need(strategy in STRATEGIES,
-         f"sac() got goal_selection_strategy={strategy!r}; give one of "
-         f"{', '.join(map(repr, STRATEGIES))} ('future': a goal reached later in the same "
-         f"episode, the default).")
-    num_envs, vector_mode = args.get("num_envs", 1), args.get("vector_mode", "sync")
-    need(_is_int(num_envs) and num_envs >= 1,
-         f"sac() got num_envs={num_envs!r}; give a whole number >= 1 of environment copies "
-         f"to step at once.")
+    num_envs = args.get("num_envs", 1)
     ac = args.get("actor_critic")
     need(num_envs == 1 or not (args.get("recurrent") or ac == "recurrent"
                                or getattr(ac, "variant", None) == "recurrent"),
@@ -122,8 +95,9 @@ def check_sac_args(args: dict):
          f"steps one environment. Nothing was written. Use num_envs=1, or several MPI "
          f"processes (--cpu).")
     family = FAMILY_NAMES.get(ac) if isinstance(ac, str) else None
-    need(not (family and (args.get("recurrent") or args.get("pixels"))),
-         f"{family} got --{'recurrent' if args.get('recurrent') else 'pixels'}; {family} takes "
+    switch = next((k for k in REFUSED_SWITCHES if args.get(k)), None)
+    need(not (family and switch),
+         f"{family} got --{switch}; {family} takes "
          f"vector observations with its own MLP actor-critic. Nothing was launched. Drop the "
          f"flag, or use the sac command for a recurrent or pixel agent.")
     # The launcher's variants say --recurrent (sac() from Python checks ac_kwargs against
@@ -137,9 +111,6 @@ def check_sac_args(args: dict):
          f"--recurrent), and MLPActorCritic does not take it. Nothing was launched. Add "
          f"--recurrent; to compare with the MLP, launch the MLP runs in a command of their "
          f"own, with another --exp_name.")
-    need(vector_mode in VECTOR_MODES,
-         f"sac() got vector_mode={vector_mode!r}; give 'sync' (the copies step in this "
-         f"process) or 'async' (each in its own process).")
     # Each MPI process steps num_envs copies through its share of an epoch.
     n_procs = num_procs()
     # (update_every need not be: a block comes with the step that passes each multiple.)
@@ -151,20 +122,10 @@ def check_sac_args(args: dict):
              + f": {name} counts transitions, and {num_envs} copies make {num_envs} at a time, "
                f"so it must be a multiple of {unit} (e.g. {name}="
                f"{max(1, args[name] // unit) * unit}).")
-    need(args["seed"] < SEED_LIMIT,
-         f"sac() got seed={args['seed']}, but seeds must be below 2**31 = {SEED_LIMIT} (Keras "
-         f"seeds with 32 bits, and each MPI rank and the test environment add an offset).")
     need(args["replay_size"] >= args["batch_size"],
          f"sac() got replay_size={args['replay_size']} with batch_size={args['batch_size']}: "
          f"the replay buffer must hold at least one minibatch, so replay_size >= batch_size.")
-    for name in ("gamma", "polyak")[:2 if "polyak" in args else 1]:  # crossq() has no polyak
-        val = args[name]
-        need(_is_num(val) and 0.0 <= val <= 1.0,
-             f"sac() got {name}={val!r}, but {name} must be a number in [0, 1].")
-    lr, alpha = args["lr"], args["alpha"]
-    need(_is_num(lr) and 0 < lr < FLOAT32_MAX,
-         f"sac() got lr={lr!r}, but the learning rate must be a number > 0 (and finite in "
-         f"float32, below {FLOAT32_MAX:.3g}).")
+    alpha = args["alpha"]
     if not isinstance(alpha, str):
         need(_is_num(alpha) and 0 <= alpha < FLOAT32_MAX,
              f"sac() got alpha={alpha!r}, but alpha (the entropy coefficient) must be a number "

@@ -40,7 +40,6 @@ import numpy as np
 from spinup_tf2.algos.sac.buffers import check_shape
 from spinup_tf2.errors import SpinupError
 
-STRATEGIES = ("future", "final", "episode")
 GOAL_KEYS = ("achieved_goal", "desired_goal")
 
 
