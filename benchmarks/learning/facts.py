@@ -1,0 +1,130 @@
+"""Figures in the prose of README.md and docs/ about bundled runs, made from the runs.
+
+Tables come from ``compare_curves.py`` and ``time_to_score.py``; a figure in a sentence
+(a count of runs, a run's last test, its wall-clock, a range) is written between markers,
+so that it is made from ``data/benchmarks/`` too::
+
+    All <!-- fact runs spinningup -->35<!-- /fact --> runs are bundled.
+
+    python benchmarks/learning/facts.py          # rewrite every marked figure from the data
+    python benchmarks/learning/facts.py --check  # exit 1 naming each figure the data disagrees with
+
+A fact is its kind and its runs: a group name (:data:`GROUPS`), a folder of
+``data/benchmarks/`` (every seed in it) or one run (``FOLDER/RUN``, e.g.
+``sac-halfcheetah-v5/sac-halfcheetah-v5_s50``). The kinds:
+
+- ``runs RUNS``: how many runs there are;
+- ``minutes RUNS``: the runs' wall-clock by their last ``Time``, in minutes (``a-b`` for
+  several; the column counts pauses and whatever shared the cores);
+- ``hours RUNS``: their ``Time`` added up, in hours;
+- ``last RUN``: the run's last ``AverageTestEpRet``;
+- ``mean RUN N``: the mean ``AverageTestEpRet`` of its last N epochs;
+- ``range RUN A B``: the lowest and highest ``AverageTestEpRet`` of epochs A to B;
+- ``full RUN N``: how many of the last N tests ran full episodes (``TestEpLen`` at
+  ``max_ep_len``).
+
+``tests/test_facts.py`` fails when a marked figure and the data disagree.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import json
+import os.path as osp
+import re
+import sys
+
+REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+BENCH = osp.join(REPO, "data", "benchmarks")
+DOCS = ["README.md", "docs/benchmarks.md", "docs/algorithms/family.md"]
+# Spinning Up's five MuJoCo tasks, as learning.py's default suite runs them.
+GROUPS = {"spinningup": [f"sac-{t}-v5" for t in ("halfcheetah", "hopper", "walker2d", "ant",
+                                                 "swimmer")]}
+MARK = re.compile(r"<!-- fact ([^>]*?) -->(.*?)<!-- /fact -->", re.S)
+
+
+def run_dirs(spec: str) -> list[str]:
+    """The run directories ``spec`` names (a group, a folder, or one run)."""
+    folders = GROUPS.get(spec, [spec])
+    dirs = []
+    for folder in folders:
+        path = osp.join(BENCH, folder)
+        if osp.exists(osp.join(path, "progress.txt")):
+            dirs.append(path)
+        else:
+            dirs += sorted(osp.dirname(p) for p in glob.glob(osp.join(path, "*",
+                                                                      "progress.txt")))
+    if not dirs:
+        raise ValueError(f"no bundled run for {spec!r}")
+    return dirs
+
+
+def progress(run: str) -> list[dict]:
+    with open(osp.join(run, "progress.txt")) as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def number(x: float) -> str:
+    """As the docs write numbers: thousands separated, no decimals."""
+    return f"{round(x):,}"
+
+
+def fact(words: list[str]) -> str:
+    """The text of the fact ``words`` (its kind, then its arguments)."""
+    kind, spec, *rest = words
+    runs = run_dirs(spec)
+    if kind == "runs":
+        return str(len(runs))
+    if kind in ("minutes", "hours"):
+        times = [float(progress(r)[-1]["Time"]) for r in runs]
+        if kind == "hours":
+            return f"{sum(times) / 3600:.0f}"
+        low, high = round(min(times) / 60), round(max(times) / 60)
+        return str(low) if low == high else f"{low}-{high}"
+    (run,) = runs
+    rows = progress(run)
+    tests = [float(r["AverageTestEpRet"]) for r in rows]
+    if kind == "last":
+        return number(tests[-1])
+    if kind == "mean":
+        part = tests[-int(rest[0]):]
+        return number(sum(part) / len(part))
+    if kind == "range":
+        a, b = int(rest[0]), int(rest[1])
+        part = tests[a - 1:b]
+        return f"{number(min(part))}-{number(max(part))}"
+    if kind == "full":
+        with open(osp.join(run, "config.json")) as f:
+            max_ep_len = json.load(f)["max_ep_len"]
+        n = int(rest[0])
+        return str(sum(float(r["TestEpLen"]) >= max_ep_len for r in rows[-n:]))
+    raise ValueError(f"unknown fact kind {kind!r}")
+
+
+def check_or_write(write: bool) -> list[str]:
+    """Each marked figure that the data disagrees with (``write``: rewritten instead)."""
+    wrong = []
+    for name in DOCS:
+        path = osp.join(REPO, name)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+
+        def replace(m: re.Match) -> str:
+            value = fact(m[1].split())
+            if value != m[2]:
+                wrong.append(f"{name}: fact {m[1]!r} says {m[2]!r}, the data {value!r}")
+            return f"<!-- fact {m[1]} -->{value}<!-- /fact -->"
+
+        new = MARK.sub(replace, text)
+        if write and new != text:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(new)
+    return wrong
+
+
+if __name__ == "__main__":
+    check = "--check" in sys.argv[1:]
+    wrong = check_or_write(write=not check)
+    print("\n".join(wrong) or "every marked figure agrees with the data")
+    sys.exit(1 if check and wrong else 0)
