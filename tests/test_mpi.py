@@ -78,7 +78,7 @@ with open(f"{sys.argv[1]}/result_{M.proc_id()}.json", "w") as f:
 
 CROSSQ_SCRIPT = """
 import json, sys, numpy as np, gymnasium as gym, keras
-from spinup_tf2.algos.sac import fast_path as F, sac as S
+from spinup_tf2.algos.sac import fast_path as F, replay as R, sac as S
 from spinup_tf2.algos.sac.buffers import ReplayBuffer
 from spinup_tf2.algos.sac.variants import VARIANTS
 CROSSQ = VARIANTS["crossq"]
@@ -97,10 +97,10 @@ rng = np.random.default_rng(100 + M.proc_id())  # each rank its own data and min
 buf = ReplayBuffer(3, 1, 200)
 for _ in range(200):
     buf.store(rng.normal(size=3), rng.uniform(-2, 2, 1), rng.normal(), rng.normal(size=3), 0.0)
-S.run_updates(block, buf, 16, rng, 6, 1, ac, CROSSQ)
+R.run_updates(block, buf, 16, rng, 6, 1, ac, CROSSQ)
 after = params_in_sync(every)
 moved = float(np.abs(ac.local_statistics()[0].numpy()).max())  # from its start at 0
-block(*S.update_inputs(buf, 16, rng, 6, 1, ac, CROSSQ))  # a block left unaveraged
+block(*R.update_inputs(buf, 16, rng, 6, 1, ac, CROSSQ))  # a block left unaveraged
 unaveraged = params_in_sync(ac.local_statistics())
 with open(f"{sys.argv[1]}/crossq_{M.proc_id()}.json", "w") as f:
     json.dump(dict(after=after, moved=moved, unaveraged=unaveraged), f)

@@ -48,7 +48,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
-from spinup_tf2.algos.sac import core, fast_path, variants  # noqa: E402  (TF's threads first)
+from spinup_tf2.algos.sac import core, fast_path, replay, variants  # noqa: E402  (TF's threads first)
 from spinup_tf2.algos.sac import sac as sac_mod  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -213,7 +213,7 @@ def variant_parts(env, algo: str, batch: int) -> tuple:
     for _ in range(10_000):
         buffer.store(rng.normal(size=od), rng.uniform(-1, 1, ad), rng.normal(), rng.normal(size=od),
                      0.0)
-    return variant, ac, ac_targ, block, sac_mod.update_inputs(buffer, batch, rng, N_BLOCK, ad,
+    return variant, ac, ac_targ, block, replay.update_inputs(buffer, batch, rng, N_BLOCK, ad,
                                                              ac, variant)
 
 

@@ -3,7 +3,7 @@
     python benchmarks/timing/pixel_calls.py                        # 50 updates a block, 3 rounds
     python benchmarks/timing/pixel_calls.py --updates 20 --rounds 5
 
-sac() runs a pixel actor-critic's updates one compiled call each (``run_updates``), where
+sac() runs a pixel actor-critic's updates one compiled call each (``replay.run_updates``), where
 vector runs hand a whole block of ``update_every`` updates to one call: a compiled loop over
 several convolutional updates gave different numbers from process to process on the same
 seed. This times both ways on the same update (the DMC benchmark's: DrQ's encoder, 84x84
@@ -38,7 +38,7 @@ def main() -> int:
     from pixel_memory import BATCH, SIZE, STACK, frame_source, transitions
     from race import cpu_summary
 
-    from spinup_tf2.algos.sac import fast_path, pixels, sac
+    from spinup_tf2.algos.sac import fast_path, pixels, replay, sac
     from spinup_tf2.algos.sac.variants import PIXELS
 
     rng = np.random.default_rng(0)
@@ -56,10 +56,10 @@ def main() -> int:
         buf.store(obs, act, 0.0, nxt, float(done))
 
     def per_call():  # what sac() does for images
-        sac.run_updates(block, buf, BATCH, rng, a.updates, 1, ac, PIXELS)
+        replay.run_updates(block, buf, BATCH, rng, a.updates, 1, ac, PIXELS)
 
     def one_call():  # what sac() does for vectors
-        block(*sac.update_inputs(buf, BATCH, rng, a.updates, 1, ac, PIXELS))
+        block(*replay.update_inputs(buf, BATCH, rng, a.updates, 1, ac, PIXELS))
 
     ways = {"one call per update": per_call, f"one call per {a.updates}": one_call}
     for run in ways.values():  # compile both first

@@ -66,7 +66,7 @@ def peak_gb() -> float:
 
 def ours(n: int, run: str | None) -> dict:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    from spinup_tf2.algos.sac import fast_path, pixels, sac
+    from spinup_tf2.algos.sac import fast_path, pixels, replay, sac
     from spinup_tf2.algos.sac.variants import PIXELS
     from spinup_tf2.training.checkpoint import write_npz
 
@@ -83,7 +83,7 @@ def ours(n: int, run: str | None) -> dict:
     act = np.zeros(1, np.float32)
     for obs, nxt, done in transitions(n, frame_source(rng, run)):
         buf.store(obs, act, 0.0, nxt, float(done))
-    sac.run_updates(block, buf, BATCH, rng, 50, 1, ac, PIXELS)
+    replay.run_updates(block, buf, BATCH, rng, 50, 1, ac, PIXELS)
     out = dict(side="spinup_tf2", transitions=n, buffer_gb=buf.nbytes / 2**30)
     if run is not None:
         path = osp.join(tempfile.mkdtemp(prefix="pixel_ckpt_"), "arrays.npz")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os.path as osp
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 from gymnasium.error import DependencyNotInstalled
@@ -122,7 +123,16 @@ def policy_action_space(env):
     return space
 
 
-def network_spaces(env) -> tuple:
+class NetworkSpaces(NamedTuple):
+    """How the networks see an environment: see :func:`network_spaces`."""
+
+    layout: Any
+    scale: Any
+    observation_space: Any
+    action_space: Any
+
+
+def network_spaces(env) -> NetworkSpaces:
     """``(layout, scale, observation_space, action_space)``: how the networks see ``env``.
     ``layout`` reads a Dict as one vector and channels-first or 2-D images as ``(H, W, C)``
     (:func:`~spinup_tf2.envs.dict_obs.observation_layout`); ``scale`` maps ``[-1, 1]`` onto
@@ -131,8 +141,9 @@ def network_spaces(env) -> tuple:
     take."""
     layout = observation_layout(env.observation_space)
     scale = action_scale(policy_action_space(env))
-    return (layout, scale, env.observation_space if layout is None else layout.space,
-            policy_action_space(env) if scale is None else scale.space)
+    return NetworkSpaces(layout, scale,
+                         env.observation_space if layout is None else layout.space,
+                         policy_action_space(env) if scale is None else scale.space)
 
 
 def _chain(env):

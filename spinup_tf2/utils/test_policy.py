@@ -114,12 +114,12 @@ def main(argv=None) -> int:
     beyond.add_argument("--video", metavar="PATH",
                         help="record the episodes to PATH (.mp4 or .gif) instead of showing "
                              "them; works without a display (default: none)")
-    beyond.add_argument("--trust_vars_pkl", action="store_true",
-                        help="load the environment pickled in vars.pkl (runs code from the "
-                             "file: only for run directories you trust)")
-    beyond.add_argument("--trust_saved_model", action="store_true",
-                        help="load the SavedModel even if it holds operations a policy does "
-                             "not need (only for run directories you trust)")
+    trusted = "only for run directories you trust)"
+    for flag, what in (("--trust_vars_pkl", "load the environment pickled in vars.pkl (runs "
+                                             f"code from the file: {trusted}"),
+                       ("--trust_saved_model", "load the SavedModel even if it holds "
+                                               f"operations a policy does not need ({trusted}")):
+        beyond.add_argument(flag, action="store_true", help=what)
     args = parser.parse_args(argv)
     render = not args.norender and args.video is None
     if render and sys.platform.startswith("linux") and not has_display():

@@ -101,6 +101,15 @@ def body(network: str, in_dim: int, hidden_sizes: Sequence[int], activation: Cal
     return mlp([in_dim] + list(hidden_sizes) + [out_dim], activation, name=name)
 
 
+def check_whole_numbers(owner: str, values: tuple, hint: str = "") -> None:
+    """Refuse in one paragraph the first of ``values``, ``(name, value, least)`` triples of
+    ``owner``'s settings (``'TQC'``), that is not a whole number >= its least."""
+    for name, value, low in values:
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise SpinupError(f"{owner} got {name}={value!r}; it must be a whole number >= "
+                              f"{low}{hint}. Nothing was written.")
+
+
 def check_network(network, owner: str) -> str:
     """``network`` if it names one of :data:`NETWORKS`; else a SpinupError naming it."""
     if network not in NETWORKS:
@@ -303,6 +312,19 @@ class ActorCritic:
         """Every Keras model of the actor-critic."""
         return (self.pi,) + self.critics
 
+    def make_actor(self, observation_space, action_space, hidden_sizes: Sequence[int],
+                   activation: Callable, obs_normalizer, network: str, owner: str) -> tuple:
+        """Set ``pi``, SAC's squashed Gaussian actor (``network`` checked for ``owner``), and
+        the shared ``obs_normalizer``; return ``(obs_dim, act_dim, network)`` for the
+        critics."""
+        obs_dim, act_dim = observation_space.shape[0], action_space.shape[0]
+        self.obs_normalizer = obs_normalizer
+        network = check_network(network, owner)
+        self.pi = SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, activation,
+                                           float(action_space.high[0]), obs_normalizer,
+                                           network, name="pi")
+        return obs_dim, act_dim, network
+
     def local_statistics(self) -> list:
         """Variables each process moves from its own minibatches, averaged across MPI
         processes after every update block so that all keep one model: none here (CrossQ's
@@ -350,13 +372,9 @@ class MLPActorCritic(ActorCritic):
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
                  activation: Callable = tf.nn.relu, obs_normalizer: ObsNormalizer | None = None,
                  network: str = "mlp"):
-        obs_dim = observation_space.shape[0]
-        act_dim = action_space.shape[0]
-        act_limit = float(action_space.high[0])
-        self.obs_normalizer = obs_normalizer
-        network = check_network(network, "MLPActorCritic")
-        self.pi = SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, activation, act_limit,
-                                           obs_normalizer, network, name="pi")
+        obs_dim, act_dim, network = self.make_actor(observation_space, action_space,
+                                                    hidden_sizes, activation, obs_normalizer,
+                                                    network, "MLPActorCritic")
         self.q1 = MLPQFunction(obs_dim, act_dim, hidden_sizes, activation, obs_normalizer,
                                network, name="q1")
         self.q2 = MLPQFunction(obs_dim, act_dim, hidden_sizes, activation, obs_normalizer,
@@ -528,6 +546,16 @@ def _q_values(q: Callable, named: bool = False) -> Callable:
     if named:
         return lambda x, a: {"q": q(x, a)}
     return lambda x, a: q(x, a)
+
+
+def environment_export(inner, spaces):
+    """``inner`` (the variant's export) in the environment's terms: an
+    :class:`EnvironmentExport` when its observations or actions are not the networks' own
+    (``spaces``, :class:`~spinup_tf2.envs.recording.NetworkSpaces`, has a layout or an
+    action scale), else ``inner`` itself."""
+    if spaces.layout is None and spaces.scale is None:
+        return inner
+    return EnvironmentExport(inner, spaces.layout, spaces.scale)
 
 
 class EnvironmentExport(tf.Module):

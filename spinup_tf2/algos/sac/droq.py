@@ -104,10 +104,8 @@ class DroQActorCritic(core.ActorCritic):
     (:class:`DropoutQFunction`).
 
     Args:
-        observation_space: A 1-D ``gymnasium.spaces.Box``.
-        action_space: A ``gymnasium.spaces.Box`` whose bounds are ``[-a, a]``.
-        hidden_sizes (tuple): Widths of the hidden layers of the actor and the critics.
-        activation: Activation after every hidden layer.
+        observation_space, action_space, hidden_sizes, activation: As
+            :class:`~spinup_tf2.algos.sac.core.MLPActorCritic`'s (the critics' layers too).
         dropout_rate (float): The critics' dropout, in [0, 1) (0.01, the paper's).
         obs_normalizer: Shared by all networks (``normalize_obs=True``).
         network (str): ``'mlp'``, or ``'simba'``: SimBa's residual blocks in the actor
@@ -124,12 +122,9 @@ class DroQActorCritic(core.ActorCritic):
                 or not 0 <= dropout_rate < 1):
             raise SpinupError(f"DroQ got dropout_rate={dropout_rate!r}; it must be a number in "
                               f"[0, 1) (the paper: 0.01). Nothing was written.")
-        obs_dim, act_dim = observation_space.shape[0], action_space.shape[0]
-        network = core.check_network(network, "DroQ")
-        self.obs_normalizer = obs_normalizer
-        self.pi = core.SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, activation,
-                                                float(action_space.high[0]), obs_normalizer,
-                                                network, name="pi")
+        obs_dim, act_dim, network = self.make_actor(observation_space, action_space,
+                                                    hidden_sizes, activation, obs_normalizer,
+                                                    network, "DroQ")
         self.q1, self.q2 = (DropoutQFunction(obs_dim, act_dim, hidden_sizes, activation,
                                              float(dropout_rate), obs_normalizer, network,
                                              name=name)

@@ -49,12 +49,12 @@ def goal_reward_fn(env) -> Callable:
     return env.unwrapped.compute_reward
 
 
-def check_her(layout, env, variant_name: str) -> None:
+def check_her(layout, env) -> None:
     """Refuse, before anything is written, HER on an environment that is not a goal task
     (Dict observations with ``achieved_goal`` and ``desired_goal`` of one shape, and
-    ``compute_reward``) or with a variant whose buffer keeps its steps another way (pixels,
-    recurrent). (The strategy and ``n_sampled_goal`` are checked with ``sac()``'s other
-    arguments.)"""
+    ``compute_reward``). (A variant whose buffer keeps its steps another way is refused by
+    :func:`spinup_tf2.algos.sac.replay.check_replay`; the strategy and ``n_sampled_goal``
+    with ``sac()``'s other arguments.)"""
     keys = layout.keys if layout is not None else ()
     missing = [k for k in GOAL_KEYS if k not in keys]
     if missing or not callable(getattr(env.unwrapped, "compute_reward", None)):
@@ -72,11 +72,6 @@ def check_her(layout, env, variant_name: str) -> None:
                           f"environment's achieved_goal has shape "
                           f"{list(layout.shapes['achieved_goal'])} and its desired_goal "
                           f"{list(layout.shapes['desired_goal'])}. Nothing was written.")
-    if variant_name in ("pixels", "recurrent"):
-        kept = "frames" if variant_name == "pixels" else "windows"
-        raise SpinupError(f"her=True relabels single transitions, but the {variant_name} "
-                          f"variant's replay buffer keeps its steps as {kept}. Nothing was "
-                          f"written. Drop --her or --{variant_name}.")
 
 
 class HerReplayBuffer:

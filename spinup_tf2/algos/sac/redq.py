@@ -38,10 +38,8 @@ class REDQActorCritic(core.ActorCritic):
     ``.qN`` (:class:`~spinup_tf2.algos.sac.core.MLPQFunction`).
 
     Args:
-        observation_space: A 1-D ``gymnasium.spaces.Box``.
-        action_space: A ``gymnasium.spaces.Box`` whose bounds are ``[-a, a]``.
-        hidden_sizes (tuple): Widths of the hidden layers of the actor and the critics.
-        activation: Activation after every hidden layer.
+        observation_space, action_space, hidden_sizes, activation: As
+            :class:`~spinup_tf2.algos.sac.core.MLPActorCritic`'s (the critics' layers too).
         n_critics (int): The ensemble's size N (10, the paper's).
         subset_size (int): M, the target critics each backup takes the minimum of (2).
         obs_normalizer: Shared by all networks (``normalize_obs=True``).
@@ -54,23 +52,18 @@ class REDQActorCritic(core.ActorCritic):
     def __init__(self, observation_space, action_space, hidden_sizes: Sequence[int] = (256, 256),
                  activation: Callable = tf.nn.relu, n_critics: int = 10, subset_size: int = 2,
                  obs_normalizer=None, network: str = "mlp"):
-        for name, value in (("n_critics", n_critics), ("subset_size", subset_size)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise SpinupError(f"REDQ got {name}={value!r}; it must be a whole number >= 1 "
-                                  f"(the paper: n_critics=10, subset_size=2). Nothing was "
-                                  f"written.")
+        core.check_whole_numbers("REDQ", (("n_critics", n_critics, 1),
+                                          ("subset_size", subset_size, 1)),
+                                 " (the paper: n_critics=10, subset_size=2)")
         if subset_size > n_critics:
             raise SpinupError(f"REDQ got subset_size={subset_size} with n_critics={n_critics}: "
                               f"a backup cannot take the minimum of more target critics than "
                               f"there are. Give subset_size <= n_critics (the paper: 2 of 10). "
                               f"Nothing was written.")
-        obs_dim, act_dim = observation_space.shape[0], action_space.shape[0]
-        self.obs_normalizer = obs_normalizer
         self.n_critics, self.subset_size = n_critics, subset_size
-        network = core.check_network(network, "REDQ")
-        self.pi = core.SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, activation,
-                                                float(action_space.high[0]), obs_normalizer,
-                                                network, name="pi")
+        obs_dim, act_dim, network = self.make_actor(observation_space, action_space,
+                                                    hidden_sizes, activation, obs_normalizer,
+                                                    network, "REDQ")
         for i in range(1, n_critics + 1):
             setattr(self, f"q{i}", core.MLPQFunction(obs_dim, act_dim, hidden_sizes, activation,
                                                      obs_normalizer, network, name=f"q{i}"))

@@ -25,7 +25,6 @@ from spinup_tf2.algos.sac.buffers import ReplayBuffer  # noqa: F401 (where Spinn
 from spinup_tf2.algos.sac.checks import (
     RunawayWatch,
     check_finite,
-    check_memory,
     check_sac_args,
     check_spaces,
     default_target_entropy,
@@ -37,14 +36,13 @@ from spinup_tf2.algos.sac.fast_path import (
     make_polyak_update,
     make_update_block,
 )
-from spinup_tf2.algos.sac.her import HerReplayBuffer, check_her, goal_reward_fn
 from spinup_tf2.algos.sac.losses import (  # noqa: F401 (SAC's math, as sac.py had it)
     continuous_losses,
     discrete_losses,
     logged_keys,
 )
-from spinup_tf2.algos.sac.nstep import NStepReturns
-from spinup_tf2.algos.sac.variants import MLP, Variant, pick_variant, variant_of
+from spinup_tf2.algos.sac.replay import check_replay, make_replay, run_updates
+from spinup_tf2.algos.sac.variants import Variant, pick_variant, variant_of
 from spinup_tf2.envs import ReplayableEpisodes, VectorEpisodes
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.tf_setup import import_tensorflow
@@ -52,7 +50,7 @@ from spinup_tf2.training.checkpoint import TrainingCheckpoint, check_output_dir
 from spinup_tf2.training.progress_bar import EpochProgress
 from spinup_tf2.training.videos import EpochVideos
 from spinup_tf2.utils.logx import EpochLogger
-from spinup_tf2.utils.mpi_tf2 import average_params, make_grad_averager, sync_params
+from spinup_tf2.utils.mpi_tf2 import make_grad_averager, sync_params
 from spinup_tf2.utils.mpi_tools import num_procs, proc_id
 
 tf = import_tensorflow()
@@ -420,38 +418,44 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     alpha, tuner_args = check_sac_args(config)
     logger_kwargs, overwrite, video_freq = run_settings(config, note=True, settle=True)
     env, test_env = envs.make_env(env_fn), envs.make_env(env_fn)
-    layout, scale, obs_space, act_space = envs.network_spaces(env)
-    discrete, obs_dim, act_dim, n_noise = check_spaces(obs_space, act_space, normalize_obs)
-    variant, actor_critic = pick_variant(actor_critic, ac_kwargs, obs_space, discrete)
+    spaces = envs.network_spaces(env)  # the layout, action scale and spaces the networks see
+    discrete, obs_dim, act_dim, n_noise = check_spaces(spaces.observation_space,
+                                                       spaces.action_space, normalize_obs)
+    variant, actor_critic = pick_variant(actor_critic, ac_kwargs, spaces.observation_space,
+                                         discrete)
     # What fails only when stepped, before anything is written; does it report success?
     success = "is_success" in envs.check_first_step(test_env)
-    her_kwargs = (her_buffer_kwargs(layout, env, goal_selection_strategy, n_sampled_goal,
-                                    variant.name, replay_buffer_class) if her else None)
+    her_kwargs = check_replay(variant, spaces.layout, env, n_step, her, goal_selection_strategy,
+                              n_sampled_goal, replay_buffer_class)
     config["actor_critic"] = actor_critic
     unrecorded = record_env(config, env)
-    videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded, layout, scale)
+    videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded, spaces.layout,
+                         spaces.scale)
 
     n_procs, local_steps_per_epoch, local_start_steps, local_update_after, local_test_episodes \
         = process_shares(steps_per_epoch, start_steps, update_after, num_test_episodes)
     keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
-    env, test_env = (ReplayableEpisodes(env, seed, layout, scale),
-                     ReplayableEpisodes(test_env, seed + 10_000, layout, scale))
+    env, test_env = (ReplayableEpisodes(env, seed, spaces.layout, spaces.scale),
+                     ReplayableEpisodes(test_env, seed + 10_000, spaces.layout, spaces.scale))
 
     # Create actor-critic module and target networks (sharing the observation statistics)
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
                                       ac_kwargs, normalizer, variant.targets)
-    replay_buffer, get_action, saved_model = buffer_agent_and_export(  # memory checked first
-        variant, ac, obs_dim, act_dim, replay_size, rng, n_noise, discrete, envs.frame_stack(env),
-        num_envs, replay_buffer_class, n_step, gamma, layout, her_kwargs, scale)
+    replay_buffer = make_replay(variant, ac, obs_dim, act_dim, replay_size,  # memory checked
+                                envs.frame_stack(env), num_envs, replay_buffer_class, n_step,
+                                gamma, her_kwargs)
+    saved_model = core.environment_export(variant.export(ac, obs_dim, n_noise), spaces)
+    get_action = variant.agent(ac, rng, n_noise, discrete)
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
     # What steps: env, or num_envs copies of it (then env only records how they are made).
     collector = env if num_envs == 1 else VectorEpisodes(
-        env_fn, num_envs, vector_mode, max_ep_len, seed, envs.stats_attributes(env), layout, scale)
+        env_fn, num_envs, vector_mode, max_ep_len, seed, envs.stats_attributes(env), spaces.layout,
+        spaces.scale)
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
@@ -542,60 +546,6 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     return ac
 
 
-def buffer_agent_and_export(variant: Variant, ac, obs_dim: int | tuple, act_dim: int,
-                            replay_size: int, rng: np.random.Generator, n_noise: int,
-                            discrete: bool, frame_stack: int = 1, copies: int = 1,
-                            replay_buffer_class: Callable | None = None, n_step: int = 1,
-                            gamma: float = 0.99, layout: envs.DictLayout | None = None,
-                            her: dict | None = None, scale: envs.ActionScale | None = None
-                            ) -> tuple:
-    """``(replay_buffer, get_action, saved_model)`` for ``ac``, as ``variant`` makes them:
-    the replay buffer (``replay_buffer_class(obs_dim, act_dim, replay_size)`` when given;
-    the variant's refuses first one that would not fit in memory) fed ``n_step``-step
-    transitions by :class:`~spinup_tf2.algos.sac.nstep.NStepReturns` (of ``copies``
-    environment copies), or with ``her`` (:func:`her_buffer_kwargs`) a
-    :class:`~spinup_tf2.algos.sac.her.HerReplayBuffer` that makes its n-step returns
-    itself; the acting :class:`~spinup_tf2.algos.sac.agent.Agent` and the module
-    ``tf2_save/`` holds (in the environment's terms: Dict observations by key, with a
-    ``layout``; actions in its units, with a ``scale``)."""
-    if n_step > 1 and not variant.n_step:
-        raise SpinupError(f"sac() got n_step={n_step} with the {variant.name} variant, whose "
-                          f"replay buffer keeps its steps in order (frames or windows), not as "
-                          f"n-step transitions. Nothing was written. Use n_step=1 with "
-                          f"--{variant.name}, or n-step returns on vector observations.")
-    if her is not None:  # relabels at sampling time, n-step returns included
-        check_memory(replay_size, obs_dim, act_dim, num_procs())
-        replay_buffer = HerReplayBuffer(obs_dim, act_dim, replay_size, copies=copies,
-                                        n_step=n_step, gamma=gamma,
-                                        episodes_continue=copies == 1, **her)
-    else:
-        if replay_buffer_class is not None:
-            replay_buffer = replay_buffer_class(obs_dim, act_dim, replay_size)
-        else:
-            replay_buffer = variant.replay_buffer(obs_dim, act_dim, replay_size, ac,
-                                                  frame_stack, copies)
-        replay_buffer = NStepReturns(replay_buffer, n_step, gamma, copies,
-                                     episodes_continue=copies == 1)
-    saved_model = variant.export(ac, obs_dim, n_noise)
-    if layout is not None or scale is not None:
-        saved_model = core.EnvironmentExport(saved_model, layout, scale)
-    return replay_buffer, variant.agent(ac, rng, n_noise, discrete), saved_model
-
-
-def her_buffer_kwargs(layout: envs.DictLayout | None, env, strategy: str, n_sampled_goal: int,
-                      variant_name: str, replay_buffer_class=None) -> dict:
-    """What :class:`~spinup_tf2.algos.sac.her.HerReplayBuffer` takes besides its sizes,
-    after refusing (before anything is written) what HER cannot run on: see
-    :func:`~spinup_tf2.algos.sac.her.check_her`, and a buffer of one's own."""
-    if replay_buffer_class is not None:
-        raise SpinupError("sac() got her=True and a replay_buffer_class; hindsight relabelling "
-                          "is a replay buffer of its own (HerReplayBuffer). Nothing was "
-                          "written. Give one or the other.")
-    check_her(layout, env, variant_name)
-    return dict(layout=layout, compute_reward=goal_reward_fn(env), n_sampled_goal=n_sampled_goal,
-                goal_selection_strategy=strategy)
-
-
 def update_blocks(t: int, num_envs: int, update_every: int) -> int:
     """Blocks of updates due after the step that stores transitions ``t`` to
     ``t + num_envs - 1``: how many multiples of ``update_every`` that step passes (one per
@@ -612,43 +562,6 @@ def process_shares(steps_per_epoch: int, start_steps: int, update_after: int,
     n_procs = num_procs()
     return (n_procs, steps_per_epoch // n_procs, start_steps // n_procs,
             update_after // n_procs, -(-num_test_episodes // n_procs))
-
-
-def update_inputs(replay_buffer, batch_size: int, rng: np.random.Generator, n_updates: int,
-                  noise_dim: int, ac=None, variant: Variant = MLP) -> list:
-    """The arrays one update block takes: ``n_updates`` minibatches (the ``variant``'s
-    ``batch_keys``), the policy's noise at o and o2 of every transition drawn (of every
-    step, for windows), and the variant's ``extra_inputs`` (a pixel actor-critic's random
-    shifts of the images)."""
-    batch = replay_buffer.sample_batch(batch_size, rng, n_batches=n_updates)
-    noise = rng.standard_normal((n_updates, 2 * batch["rew"][0].size, noise_dim),
-                                dtype=np.float32)
-    extra = ([variant.extra_inputs(rng, ac, n_updates, batch_size)]
-             if variant.extra_inputs is not None else [])
-    keys = variant.batch_keys
-    return [batch[k] for k in keys[:5]] + [noise] + [batch[k] for k in keys[5:]] + extra
-
-
-def run_updates(update_block: Callable, replay_buffer, batch_size: int,
-                rng: np.random.Generator, n_updates: int, noise_dim: int, ac,
-                variant: Variant = MLP, normalizer: core.ObsNormalizer | None = None) -> dict:
-    """Run ``n_updates`` updates (:func:`update_inputs`, then ``update_block``) and return
-    their diagnostics as numpy: in one call, or ``variant.updates_per_call`` at a time;
-    then average ``ac``'s ``local_statistics`` across MPI processes. A ``normalizer`` first
-    takes in the observations seen since the last block, so the updates see them.
-
-    One call per image update keeps pixel runs reproducible: a compiled loop over several
-    convolutional updates gave numbers that differed from process to process on the same
-    seed (TensorFlow with two inter-op threads, 2026-11-24; one update per call, or one
-    inter-op thread, did not). It also keeps one minibatch of images in memory at a time."""
-    if normalizer is not None:
-        normalizer.update()
-    chunk = variant.updates_per_call or n_updates
-    infos = [update_block(*update_inputs(replay_buffer, batch_size, rng, chunk, noise_dim, ac,
-                                         variant))
-             for _ in range(n_updates // chunk)]
-    average_params(getattr(ac, "local_statistics", list)())  # one model on every process
-    return {k: np.concatenate([np.asarray(i[k]) for i in infos]) for k in infos[0]}
 
 
 def record_env(config: dict, env) -> str | None:

@@ -44,10 +44,8 @@ class TQCActorCritic(core.ActorCritic):
     ``.q1`` ... ``.qN`` (:class:`QuantileQFunction`).
 
     Args:
-        observation_space: A 1-D ``gymnasium.spaces.Box``.
-        action_space: A ``gymnasium.spaces.Box`` whose bounds are ``[-a, a]``.
-        hidden_sizes (tuple): Widths of the hidden layers of the actor and the critics.
-        activation: Activation after every hidden layer.
+        observation_space, action_space, hidden_sizes, activation: As
+            :class:`~spinup_tf2.algos.sac.core.MLPActorCritic`'s (the critics' layers too).
         n_critics (int): Critics (5, as in the paper).
         n_quantiles (int): Quantiles per critic (25).
         top_quantiles_to_drop_per_net (int): Largest target quantiles dropped per critic (2).
@@ -64,25 +62,20 @@ class TQCActorCritic(core.ActorCritic):
                  activation: Callable = tf.nn.relu, n_critics: int = 5, n_quantiles: int = 25,
                  top_quantiles_to_drop_per_net: int = 2, obs_normalizer=None,
                  network: str = "mlp"):
-        for name, value, low in (("n_critics", n_critics, 1), ("n_quantiles", n_quantiles, 1),
-                                 ("top_quantiles_to_drop_per_net",
-                                  top_quantiles_to_drop_per_net, 0)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise SpinupError(f"TQC got {name}={value!r}; it must be a whole number >= "
-                                  f"{low}. Nothing was written.")
+        core.check_whole_numbers("TQC", (("n_critics", n_critics, 1),
+                                         ("n_quantiles", n_quantiles, 1),
+                                         ("top_quantiles_to_drop_per_net",
+                                          top_quantiles_to_drop_per_net, 0)))
         if top_quantiles_to_drop_per_net >= n_quantiles:
             raise SpinupError(f"TQC got top_quantiles_to_drop_per_net="
                               f"{top_quantiles_to_drop_per_net} with n_quantiles={n_quantiles}: "
                               f"it would drop every target quantile. Drop fewer than "
                               f"n_quantiles (the paper: 2 of 25). Nothing was written.")
-        obs_dim, act_dim = observation_space.shape[0], action_space.shape[0]
-        self.obs_normalizer = obs_normalizer
         self.n_quantiles, self.top_quantiles_to_drop = int(n_quantiles), int(
             top_quantiles_to_drop_per_net)
-        network = core.check_network(network, "TQC")
-        self.pi = core.SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, activation,
-                                                float(action_space.high[0]), obs_normalizer,
-                                                network, name="pi")
+        obs_dim, act_dim, network = self.make_actor(observation_space, action_space,
+                                                    hidden_sizes, activation, obs_normalizer,
+                                                    network, "TQC")
         for i in range(1, int(n_critics) + 1):
             setattr(self, f"q{i}", QuantileQFunction(obs_dim, act_dim, hidden_sizes, activation,
                                                      n_quantiles, obs_normalizer, network,

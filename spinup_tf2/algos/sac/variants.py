@@ -67,9 +67,9 @@ class Variant:
             step, so that they skip its work (and its training-mode statistics); None: the
             full losses on every update.
         adam_betas: Adam's ``(beta_1, beta_2)`` for the policy and the critics.
-        n_step: Whether its buffer takes n-step transitions (``sac(n_step=...)``, see
-            :mod:`spinup_tf2.algos.sac.nstep`); one that keeps frames or windows in order
-            does not.
+        keeps: What its buffer keeps: ``'transitions'`` (single steps: n-step returns and
+            hindsight relabelling apply, :mod:`spinup_tf2.algos.sac.replay`), or steps in
+            order, ``'frames'`` or ``'windows'`` (neither applies).
     """
 
     name: str
@@ -86,7 +86,7 @@ class Variant:
     policy_delay: int | str = 1
     adam_betas: tuple = (0.9, 0.999)
     critic_losses: Callable | None = None
-    n_step: bool = True
+    keeps: str = "transitions"
 
     def delay(self, updates_per_step: int) -> int:
         """Critic updates per policy update, at ``updates_per_step`` updates per
@@ -129,12 +129,12 @@ DISCRETE = Variant("discrete", core.DiscreteMLPActorCritic, discrete_losses, tra
                    MLPAgent, core.ActorCriticExport)
 PIXELS = Variant("pixels", pixels.PixelActorCritic, _on_features(pixels.pixel_losses),
                  transition_buffer, MLPAgent, core.ActorCriticExport,
-                 extra_inputs=pixels.shift_draws, updates_per_call=1, n_step=False)
+                 extra_inputs=pixels.shift_draws, updates_per_call=1, keeps="frames")
 RECURRENT = Variant("recurrent", recurrent.RecurrentActorCritic,
                     _on_features(recurrent.sequence_losses), window_buffer,
                     lambda ac, rng, n_noise, discrete: recurrent.RecurrentAgent(ac, rng, n_noise),
                     recurrent.RecurrentExport, batch_keys=BATCH_KEYS + recurrent.SEQUENCE_KEYS,
-                    ragged=True, n_step=False)
+                    ragged=True, keeps="windows")
 
 
 def _named(module: str, ref: str) -> Callable:
