@@ -9,7 +9,7 @@ import importlib.util
 import os
 import signal
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 color2num = dict(gray=30, red=31, green=32, yellow=33, blue=34, magenta=35, cyan=36, white=37,
                  crimson=38)
@@ -42,7 +42,7 @@ def colorize(string: str, color: str, bold: bool = False, highlight: bool = Fals
     attr.append(str(num))
     if bold:
         attr.append("1")
-    return "\x1b[%sm%s\x1b[0m" % (";".join(attr), string)
+    return "\x1b[{}m{}\x1b[0m".format(";".join(attr), string)
 
 
 def print_error(err: Exception) -> None:

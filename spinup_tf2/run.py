@@ -17,8 +17,8 @@ import importlib
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from textwrap import dedent
-from typing import Callable
 
 from spinup_tf2.arguments import grouped_help
 from spinup_tf2.errors import SpinupError, cli_main, print_error
@@ -45,7 +45,7 @@ def parse_and_execute_grid_search(cmd: str, args: list[str]) -> None:
     cmd_given = cmd
     if cmd in DEFAULT_BACKEND:
         backend = DEFAULT_BACKEND[cmd]
-        print("\n\nUsing default backend (%s) for %s.\n" % (backend, cmd))
+        print(f"\n\nUsing default backend ({backend}) for {cmd}.\n")
         cmd = cmd + "_" + backend
     algo, check_args = ALGOS[cmd]
 

@@ -79,9 +79,8 @@ def write_text(path: str, text: str, shared: bool = False) -> None:
 def write_bytes(path: str, data: bytes, shared: bool = False) -> None:
     """Replace the file ``path`` with ``data``, atomically (``shared``: see
     :func:`tmp_name`)."""
-    with atomic_file(path, shared) as tmp:
-        with open(tmp, "wb") as f:
-            f.write(data)
+    with atomic_file(path, shared) as tmp, open(tmp, "wb") as f:
+        f.write(data)
 
 
 @contextlib.contextmanager

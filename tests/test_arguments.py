@@ -81,8 +81,8 @@ def test_each_declared_bound_is_checked_by_sac_the_launcher_and_tune(name):
     """sac()'s check (which the launcher and tune run for every variant of a grid or study)
     refuses a value past the bound in one sentence naming it and what is accepted, and
     takes the values on the bound."""
-    from spinup_tf2.algos.sac.checks import check_sac_args
     from spinup_tf2.arguments import SAC_ARGS, accepted
+    from spinup_tf2.checks import check_sac_args
 
     good = {a.name: a.default for a in SAC_ARGS}
     good.update(env_fn=lambda: None, actor_critic=None, replay_size=1000)

@@ -258,7 +258,7 @@ def test_frame_buffer_checkpoint_is_compressed_and_read_back_in_place(tmp_path):
 def test_a_replay_size_that_does_not_fit_is_refused_with_one_that_does():
     import psutil
 
-    from spinup_tf2.algos.sac.checks import check_memory
+    from spinup_tf2.algos.sac.memory import check_memory
     from spinup_tf2.errors import SpinupError
 
     too_many = int(2 * psutil.virtual_memory().available / (84 * 84 * 3))

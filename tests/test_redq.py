@@ -128,7 +128,7 @@ def test_each_family_functions_own_defaults_pass_the_checks(name):
     import inspect
 
     import spinup_tf2
-    from spinup_tf2.algos.sac.checks import check_sac_args
+    from spinup_tf2.checks import check_sac_args
 
     params = inspect.signature(getattr(spinup_tf2, name)).parameters
     check_sac_args({k: p.default for k, p in params.items() if k != "env_fn"})

@@ -10,7 +10,8 @@ from helpers import actor_critics
 
 from spinup_tf2.algos.sac import fast_path
 from spinup_tf2.algos.sac import sac as sac_mod
-from spinup_tf2.algos.sac.checks import check_sac_args, check_spaces
+from spinup_tf2.checks import check_sac_args
+from spinup_tf2.envs.spaces import check_spaces
 from spinup_tf2.errors import SpinupError
 
 tf = sac_mod.tf
@@ -278,7 +279,7 @@ def _epoch(q_means, logp=(-2.0, 5.0), alpha=None):
 
 
 def test_q_runaway_names_critics_beyond_what_the_rewards_allow():
-    from spinup_tf2.algos.sac.checks import q_runaway
+    from spinup_tf2.training.watches import q_runaway
 
     rewards = np.array([-1.0, 0.5, 3.8], np.float32)  # Hopper-like
     # REDQ's diverged Hopper run at step 4,000: mean Q 2.5 million, alpha 1.7, log pi to 60
@@ -299,7 +300,7 @@ def test_q_runaway_names_critics_beyond_what_the_rewards_allow():
 
 def test_q_runaway_stays_quiet_without_what_it_needs():
     from spinup_tf2.algos.sac.buffers import ReplayBuffer
-    from spinup_tf2.algos.sac.checks import q_runaway, stored_rewards
+    from spinup_tf2.training.watches import q_runaway, stored_rewards
 
     rewards = np.array([0.0, 1.0], np.float32)
     huge = _epoch([1e9, 1e9], alpha=1.0)

@@ -213,3 +213,39 @@ def test_a_replay_buffer_handed_in_is_the_one_used(tmp_path):
     assert len(made) == 1 and made[0].stored == TINY["steps_per_epoch"]
     with np.load(tmp_path / "run" / "train_state" / "arrays.npz") as arrays:
         assert int(arrays["buf_size"]) == TINY["steps_per_epoch"]
+
+
+# --- A user's own actor-critic, not a spinup_tf2 class: adapted once where it comes in ---
+
+class PlainActorCritic:
+    """An actor-critic as Spinning Up's docs describe one: Keras models pi, q1 and q2 and a
+    trainable_variables property, no spinup_tf2 base class."""
+
+    def __init__(self, observation_space, action_space, hidden_sizes=(32, 32)):
+        obs_dim, act_dim = observation_space.shape[0], action_space.shape[0]
+        self.pi = core.SquashedGaussianMLPActor(obs_dim, act_dim, hidden_sizes, tf.nn.relu,
+                                                float(action_space.high[0]), None, name="pi")
+        self.q1, self.q2 = (core.MLPQFunction(obs_dim, act_dim, hidden_sizes, tf.nn.relu, None,
+                                              name=n) for n in ("q1", "q2"))
+
+    @property
+    def trainable_variables(self):
+        return [v for m in (self.pi, self.q1, self.q2) for v in m.trainable_variables]
+
+
+def test_a_plain_users_class_is_adapted_once_trains_resumes_and_ships(tmp_path):
+    """sac() adapts the class once (ActorCritic's defaults for what it lacks, its own
+    attributes first); it trains, resumes exactly, and its SavedModel acts."""
+    adapted = core.adapt(PlainActorCritic)
+    assert issubclass(adapted, PlainActorCritic) and issubclass(adapted, core.ActorCritic)
+    assert adapted.__name__ == "PlainActorCritic" and core.adapt(core.MLPActorCritic) is (
+        core.MLPActorCritic)
+    assert adapted.trainable_variables is PlainActorCritic.trainable_variables  # its own first
+    (header, r), resumed = straight_and_resumed(tmp_path, actor_critic=PlainActorCritic,
+                                                alpha="auto")
+    assert resumed == (header, r) and len(r) == 2
+    assert "AverageQ2Vals" in header and "AverageQ3Vals" not in header
+    config = json.load(open(os.path.join(tmp_path, "straight", "config.json")))
+    assert config["actor_critic"] == "PlainActorCritic"
+    saved = tf.saved_model.load(os.path.join(tmp_path, "straight", "tf2_save"))
+    assert saved.mu(tf.zeros((2, 3))).shape == (2, 1)

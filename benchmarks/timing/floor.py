@@ -231,9 +231,9 @@ def traced_matmuls(variant, ac, ac_targ, inputs: list, step_pi: bool) -> list:
         with tf.GradientTape(persistent=True) as tape:
             out = losses(ac, ac_targ, o, a, r, o2, d, noise, tf.constant(0.2), 0.99, *extra)
             loss_q = tf.add_n(list(out.loss_q))
-        grads = tape.gradient(loss_q, core.critic_variables(ac))
+        grads = tape.gradient(loss_q, ac.critic_variables)
         if step_pi:
-            grads += tape.gradient(out.loss_pi, core.actor_variables(ac))
+            grads += tape.gradient(out.loss_pi, ac.actor_variables)
         return [g for g in grads if g is not None]
 
     # Only the products the gradients and losses need: TensorFlow prunes the rest (e.g. the

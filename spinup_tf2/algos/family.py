@@ -7,7 +7,8 @@ here.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from spinup_tf2.family import FAMILY, Member, docstring, signature
 

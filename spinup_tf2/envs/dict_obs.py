@@ -37,7 +37,8 @@ class DictLayout:
         self.shapes = {k: tuple(space[k].shape) for k in self.keys}
         sizes = [int(np.prod(self.shapes[k])) for k in self.keys]
         ends = np.cumsum(sizes)
-        self.slices = {k: slice(int(e - n), int(e)) for k, n, e in zip(self.keys, sizes, ends)}
+        self.slices = {k: slice(int(e - n), int(e))
+                       for k, n, e in zip(self.keys, sizes, ends, strict=True)}
         low = np.concatenate([np.ravel(space[k].low) for k in self.keys]).astype(np.float32)
         high = np.concatenate([np.ravel(space[k].high) for k in self.keys]).astype(np.float32)
         self.space = spaces.Box(low, high, dtype=np.float32)

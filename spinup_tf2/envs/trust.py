@@ -197,7 +197,7 @@ def check_trusted(ref, where: str, run_dir: str | None = None) -> None:
 
 def _untrusted(spec: dict, run_dir: str | None = None) -> str | None:
     """What in ``spec`` is not trusted, in words; None if all of it is."""
-    bad = _untrusted_id(spec.get("id"), spec.get("entry_point", None), "entry_point" in spec,
+    bad = _untrusted_id(spec.get("id"), spec.get("entry_point"), "entry_point" in spec,
                         run_dir)
     if bad:
         return bad

@@ -13,7 +13,7 @@ import ast
 import difflib
 import importlib
 import importlib.util
-from typing import Callable
+from collections.abc import Callable
 
 # From the declared table: the arguments of ExperimentGrid.run rather than of the algorithm
 # (RUN_KEYS); on/off flags the launcher turns into arguments, with their defaults (SWITCHES:
@@ -83,7 +83,7 @@ class FunctionPath:
         params = args.posonlyargs + args.args + args.kwonlyargs
         defaults = [None] * (len(args.posonlyargs + args.args) - len(args.defaults))
         defaults += list(args.defaults) + list(args.kw_defaults)
-        return {p.arg: _default_value(d) for p, d in zip(params, defaults)}
+        return {p.arg: _default_value(d) for p, d in zip(params, defaults, strict=True)}
 
 
 NOT_A_VALUE = object()
@@ -91,7 +91,7 @@ NOT_A_VALUE = object()
 # Each algorithm of the command line: the function a launched process runs and the check of
 # its arguments that the launcher runs first, both named by their paths (so the launcher
 # imports neither, nor TensorFlow, until it needs them).
-_CHECK = FunctionPath("spinup_tf2.algos.sac.checks:check_sac_args")
+_CHECK = FunctionPath("spinup_tf2.checks:check_sac_args")
 ALGOS: dict[str, tuple[FunctionPath, FunctionPath]] = {
     "sac_tf2": (FunctionPath("spinup_tf2.algos.sac.sac:sac"), _CHECK),
     **{f"{name}_tf2": (FunctionPath(f"spinup_tf2.algos.family:{name}"), _CHECK)
@@ -208,7 +208,8 @@ def _eval_node(node, flag: str):
         items = [_eval_node(e, flag) for e in node.elts]
         return {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](items)
     if isinstance(node, ast.Dict):
-        return {_eval_node(k, flag): _eval_node(v, flag) for k, v in zip(node.keys, node.values)}
+        return {_eval_node(k, flag): _eval_node(v, flag)
+                for k, v in zip(node.keys, node.values, strict=True)}
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         val = _eval_node(node.operand, flag)
         return -val if isinstance(node.op, ast.USub) else +val
@@ -265,7 +266,7 @@ def parse_flags(cmd: str, args: list[str]) -> tuple[dict, dict]:
         else:
             is_name = SUBSTITUTIONS.get(key, key) in STRING_KEYS
             arg_dict[key].append(arg if is_name else parse_value(arg, key))
-    for k, v in arg_dict.items():
+    for v in arg_dict.values():
         if len(v) == 0:  # a bare flag is a boolean switch
             v.append(True)
 
@@ -328,8 +329,8 @@ def check_env_names(env_names: list) -> None:
             try:
                 import mujoco  # noqa: F401
             except ImportError:
-                raise SpinupError(f"{name} needs MuJoCo, which is not installed: "
-                                  f"pip install 'spinup_tf2[mujoco]' (gymnasium[mujoco]).")
+                raise SpinupError(f"{name} needs MuJoCo, which is not installed: pip install "
+                                  f"'spinup_tf2[mujoco]' (gymnasium[mujoco]).") from None
         if isinstance(spec.entry_point, str):
             try:  # imports the env's module, which names a missing extra (Box2D, ...)
                 gym.envs.registration.load_env_creator(spec.entry_point)

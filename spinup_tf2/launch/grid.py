@@ -123,11 +123,11 @@ class ExperimentGrid:
         """Print the parameters, their values and the number of variants."""
         line = "=" * DIV_LINE_WIDTH
         print(line)
-        title = "ExperimentGrid [%s] runs over parameters:\n" % self._name
+        title = f"ExperimentGrid [{self._name}] runs over parameters:\n"
         if len(title) > 80:
-            title = "ExperimentGrid [%s]\n runs over parameters:\n" % self._name
+            title = f"ExperimentGrid [{self._name}]\n runs over parameters:\n"
         print(colorize(title, color="green", bold=True))
-        for k, v, sh in zip(self.keys, self.vals, self.shs):
+        for k, v, sh in zip(self.keys, self.vals, self.shs, strict=True):
             print("", colorize(k.ljust(40), color="cyan", bold=True),
                   "[" + sh + "]" if sh is not None else "", "\n")
             for val in v:
@@ -145,7 +145,7 @@ class ExperimentGrid:
         for each parameter with several values (or ``in_name``), never the seed.
         A parameter whose values are all bools adds ``_<shorthand>`` when True."""
         name = self._name
-        for k, v, sh, inn in zip(self.keys, self.vals, self.shs, self.in_names):
+        for k, v, sh, inn in zip(self.keys, self.vals, self.shs, self.in_names, strict=True):
             if k == "seed" or not (len(v) > 1 or inn):
                 continue
             param = valid_str(sh if sh is not None else k)
@@ -160,7 +160,7 @@ class ExperimentGrid:
         """Every combination of values, the first-added key varying slowest,
         with ``a:b`` keys turned into nested dicts."""
         combos = [dict()]
-        for k, vals in zip(self.keys, self.vals):
+        for k, vals in zip(self.keys, self.vals, strict=True):
             combos = [{**c, k: v} for c in combos for v in vals]
         return [_nest(c) for c in combos]
 

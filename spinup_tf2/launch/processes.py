@@ -5,6 +5,7 @@ background, tied to the launcher's lifetime and stopped cleanly by Ctrl-C."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import json
 import os
@@ -176,10 +177,8 @@ def write_payload(payload: bytes, directory: str | None = None) -> str:
 
 def remove_payload(cmd: list) -> None:
     """Remove an experiment command's payload file once its process has ended."""
-    try:
+    with contextlib.suppress(OSError):
         os.remove(cmd[-1])
-    except OSError:
-        pass
 
 
 def output_dir_of(exp_name: str, kwargs: dict, data_dir: str | None = None,

@@ -66,7 +66,7 @@ def run_on_ray(jobs: list, num_cpu: int, address: str | None = None) -> None:
     raises CalledProcessError naming the failed variants after all have ended.
     """
     with connect(address) as (ray, cpus, cluster):
-        check_cpus_per_task(cpus, num_cpu, "num_cpu={num_cpu} (--cpu)".format(num_cpu=num_cpu))
+        check_cpus_per_task(cpus, num_cpu, f"num_cpu={num_cpu} (--cpu)")
         print(f"{cluster}; {len(jobs)} variant(s) of {num_cpu} CPU(s) each.", flush=True)
         _sweep(ray, jobs, num_cpu)
 

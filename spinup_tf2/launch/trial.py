@@ -173,7 +173,8 @@ class TrialRun:
         done = min(len(col) for col in self.columns)
         for epoch in range(len(self.values) + 1, done + 1):
             value = sum(self.spec.objective.run_value(col[:epoch], run.env_name)
-                        for col, run in zip(self.columns, self.spec.runs)) / len(self.columns)
+                        for col, run in zip(self.columns, self.spec.runs, strict=False)
+                        ) / len(self.columns)
             self.values[epoch] = value
             if math.isnan(value):
                 continue

@@ -96,7 +96,7 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
     n = len(names)
 
     def x_of(inputs):
-        return dict(zip(names, inputs)) if isinstance(obs_spec, dict) else inputs[0]
+        return dict(zip(names, inputs, strict=True)) if isinstance(obs_spec, dict) else inputs[0]
 
     memory = is_recurrent(model)
     _check_names(names, memory, fpath)
@@ -105,7 +105,8 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
                          .shape[1])
         sig.append(tf.TensorSpec([None, state_size], tf.float32, name="state"))
         policy = graph_function(lambda *args: dict(zip(("action", "next_state"),
-                                                       model.mu(x_of(args[:n]), args[n]))), sig)
+                                                       model.mu(x_of(args[:n]), args[n]),
+                                                       strict=False)), sig)
     else:
         policy = graph_function(lambda *args: {"action": model.mu(x_of(args))}, sig)
 
@@ -182,7 +183,7 @@ def _to_onnx(policy, sig) -> bytes:
         dims = value.type.tensor_type.shape.dim
         if len(dims) and not dims[0].HasField("dim_value"):
             dims[0].dim_param = "batch"
-    proto.producer_name = "spinup_tf2 (tf2onnx %s)" % tf2onnx.__version__
+    proto.producer_name = f"spinup_tf2 (tf2onnx {tf2onnx.__version__})"
     return proto.SerializeToString()
 
 
@@ -202,7 +203,7 @@ def _onnx_runner(path: str):
     names = [o.name for o in session.get_outputs()]
 
     def run(**inputs):
-        return dict(zip(names, session.run(names, inputs)))
+        return dict(zip(names, session.run(names, inputs), strict=True))
 
     return f"onnxruntime {ort.__version__}", run
 
@@ -365,7 +366,7 @@ def _normalizes(fpath: str) -> bool:
 
 def describe(result: dict) -> str:
     """What the command line prints about an export (the dict ``export_policy`` returns)."""
-    kind = "ONNX (opset %d)" % ONNX_OPSET if result["format"] == "onnx" else "TF Lite"
+    kind = f"ONNX (opset {ONNX_OPSET})" if result["format"] == "onnx" else "TF Lite"
     act = ("int64 [batch] (the index of the most likely action)" if result["discrete"]
            else f"{result['dtype']} [batch, {', '.join(map(str, result['act_shape']))}]")
     n = result.get("n_checked", CHECK_OBS)

@@ -180,7 +180,7 @@ def load_tf2_policy(fpath: str, deterministic: bool = False, trust_saved_model: 
     ``get_action`` carries its memory from call to call; ``get_action.reset()`` starts
     an episode (zero memory)."""
     tf = import_tensorflow()
-    print("\n\nLoading from %s.\n\n" % fpath)
+    print(f"\n\nLoading from {fpath}.\n\n")
     model = load_saved_model(fpath, trust_saved_model)
     if deterministic:
         print("Using deterministic action op.")
@@ -255,7 +255,7 @@ def one_observation(spec, x):
 # reading its own variables (those of spinup_tf2's actor-critics with any Keras activation,
 # and the common ones of a custom network). Nothing that reads or writes files, runs Python
 # (PyFunc), starts processes or talks to the network.
-POLICY_OPS = frozenset("""
+_POLICY_OP_NAMES = """
 Abs Acos Acosh Add AddN AddV2 All Any ArgMax ArgMin Asin Asinh AssignVariableOp Atan Atan2
 Atanh AvgPool BatchMatMul BatchMatMulV2 BatchMatMulV3 BiasAdd BroadcastArgs BroadcastTo Cast
 Ceil CheckNumerics ClipByValue ConcatV2 Const Conv1D Conv2D Cos Cosh Cumsum DepthwiseConv2dNative
@@ -269,10 +269,11 @@ Select SelectV2 Selu Shape Sigmoid Sign Sin Sinh Size Slice Softmax Softplus Sof
 SplitV Sqrt Square SquaredDifference Squeeze StatefulPartitionedCall
 StatelessRandomGetKeyCounter StatelessRandomNormalV2 StatelessRandomUniformV2 StopGradient
 StridedSlice Sub Sum Tan Tanh Tile Transpose TruncatedNormal Unpack VarHandleOp Where
-ZerosLike""".split())
+ZerosLike"""
+POLICY_OPS = frozenset(_POLICY_OP_NAMES.split())
 # What tf.saved_model.save adds to save and restore the variables (not run by loading).
-SAVER_OPS = frozenset("MergeV2Checkpoints RestoreV2 SaveV2 ShardedFilename StaticRegexFullMatch "
-                      "StringJoin".split())
+SAVER_OPS = frozenset(("MergeV2Checkpoints", "RestoreV2", "SaveV2", "ShardedFilename",
+                       "StaticRegexFullMatch", "StringJoin"))
 
 
 def check_saved_model_ops(fpath: str) -> None:

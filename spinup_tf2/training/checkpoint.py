@@ -233,16 +233,16 @@ class TrainingCheckpoint:
             raise ValueError(f"its arrays would take {declared:,} bytes, more than the "
                              f"{room:,} this run's model and replay buffer hold")
 
-    def _assign_variables(self, arrays: "NpzArrays") -> None:
+    def _assign_variables(self, arrays: NpzArrays) -> None:
         """Every variable from ``arrays``, by name (or, from a release 0.2 checkpoint,
         by position); a checkpoint that lacks one of this run's variables, or holds
         one this run has not, belongs to another model and is refused."""
         if "var0" in arrays and not any(k.startswith(VAR) for k in arrays.files):
             names = [f"var{i}" for i in range(len(self.legacy_variables))]
-            variables = dict(zip(names, self.legacy_variables))
+            variables = dict(zip(names, self.legacy_variables, strict=True))
         else:
             names = [VAR + name for name in self.variables]
-            variables = dict(zip(names, self.variables.values()))
+            variables = dict(zip(names, self.variables.values(), strict=True))
         stored = {k for k in arrays.files if k.startswith(VAR) or _LEGACY.fullmatch(k)}
         missing, extra = sorted(set(names) - stored), sorted(stored - set(names))
         if missing or extra:
@@ -251,7 +251,8 @@ class TrainingCheckpoint:
         for name, v in variables.items():
             value = arrays[name]
             if len(value.shape) != len(v.shape) or any(  # None: a length the model leaves open
-                    n is not None and n != m for n, m in zip(tuple(v.shape), value.shape)):
+                    n is not None and n != m
+                    for n, m in zip(tuple(v.shape), value.shape, strict=True)):
                 raise ValueError(f"{name} has shape {list(value.shape)}, the model's "
                                  f"variable {list(v.shape)}")
             v.assign(value)
@@ -277,56 +278,70 @@ def named_variables(roots: dict) -> dict:
     ``name_of`` giving the name of a variable already found. Names come from the code's
     structure, not from Keras' automatic layer names (``dense_7``), which depend on how
     many layers a process made before, so a checkpoint resumes in any process."""
-    import keras
+    namer = _Namer()
+    for name, obj in roots.items():
+        namer.walk(obj, name, root=True)
+    return namer.named
 
-    from spinup_tf2.tf_setup import import_tensorflow
 
-    tf = import_tensorflow()
-    named, found = {}, {}  # name -> variable; id of the tf.Variable -> name
+class _Namer:
+    """:func:`named_variables`' walk: ``named`` (name -> variable) as it goes."""
 
-    def add(path: str, var) -> None:
-        key = id(var.value if isinstance(var, keras.Variable) else var)
-        if key in found:
+    def __init__(self):
+        import keras
+
+        from spinup_tf2.tf_setup import import_tensorflow
+
+        self.keras, self.tf = keras, import_tensorflow()
+        self.named, self.found = {}, {}  # name -> variable; id of the tf.Variable -> name
+
+    def key(self, var) -> int:
+        return id(var.value if isinstance(var, self.keras.Variable) else var)
+
+    def add(self, path: str, var) -> None:
+        key = self.key(var)
+        if key in self.found:
             return
-        while path in named:  # two variables of one layer with one name
+        while path in self.named:  # two variables of one layer with one name
             path += "_"
-        named[path], found[key] = var, path
+        self.named[path], self.found[key] = var, path
 
-    def name_of(var) -> str:
-        return found[id(var.value if isinstance(var, keras.Variable) else var)]
+    def name_of(self, var) -> str:
+        return self.found[self.key(var)]
 
-    def walk(obj, path: str, root: bool = False) -> None:
-        if isinstance(obj, (keras.Variable, tf.Variable)):
-            add(path, obj)
-        elif isinstance(obj, keras.layers.Layer):
-            subs = list(obj._flatten_layers(include_self=False, recursive=False))
-            inner = {id(v) for sub in subs for v in sub.variables}
-            for v in obj.variables:
-                if id(v) not in inner:
-                    add(f"{path}/{v.name}", v)
-            attrs = {id(value): k for k, value in vars(obj).items()
-                     if isinstance(value, keras.layers.Layer) and not k.startswith("_")}
-            for i, sub in enumerate(subs):
-                walk(sub, f"{path}/{attrs.get(id(sub), i)}")
-            for k, value in vars(obj).items():  # tf.Variables Keras does not track
-                if isinstance(value, tf.Variable):
-                    add(f"{path}/{k}", value)
+    def walk(self, obj, path: str, root: bool = False) -> None:
+        if isinstance(obj, (self.keras.Variable, self.tf.Variable)):
+            self.add(path, obj)
+        elif isinstance(obj, self.keras.layers.Layer):
+            self.walk_layer(obj, path)
         elif hasattr(obj, "named_variables"):
-            for k, v in obj.named_variables(name_of).items():
-                add(f"{path}/{k}", v)
+            for k, v in obj.named_variables(self.name_of).items():
+                self.add(f"{path}/{k}", v)
         elif isinstance(obj, (list, tuple)):
             for i, value in enumerate(obj):
-                walk(value, f"{path}/{i}")
+                self.walk(value, f"{path}/{i}")
         elif isinstance(obj, dict):
             for k, value in obj.items():
-                walk(value, f"{path}/{k}")
+                self.walk(value, f"{path}/{k}")
         elif root and obj is not None:  # an actor-critic: its models are its attributes
             for k, value in vars(obj).items():
-                walk(value, f"{path}/{k}")
+                self.walk(value, f"{path}/{k}")
 
-    for name, obj in roots.items():
-        walk(obj, name, root=True)
-    return named
+    def walk_layer(self, layer, path: str) -> None:
+        """A layer's own variables by their names, then its sublayers by the attribute that
+        holds them (else their position), then the tf.Variables Keras does not track."""
+        subs = list(layer._flatten_layers(include_self=False, recursive=False))
+        inner = {id(v) for sub in subs for v in sub.variables}
+        for v in layer.variables:
+            if id(v) not in inner:
+                self.add(f"{path}/{v.name}", v)
+        attrs = {id(value): k for k, value in vars(layer).items()
+                 if isinstance(value, self.keras.layers.Layer) and not k.startswith("_")}
+        for i, sub in enumerate(subs):
+            self.walk(sub, f"{path}/{attrs.get(id(sub), i)}")
+        for k, value in vars(layer).items():
+            if isinstance(value, self.tf.Variable):
+                self.add(f"{path}/{k}", value)
 
 
 def write_npz(path: str, arrays: dict, compress: bool = False) -> None:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from spinup_tf2 import envs, rundir
 from spinup_tf2.errors import SpinupError

@@ -8,7 +8,7 @@ row per run (seed). A single task is a ``(runs,)`` array.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

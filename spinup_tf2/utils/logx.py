@@ -78,10 +78,10 @@ class Logger:
             return
         self.outputs.append(TableOutput())
         if output_fname is not None:
-            self.output_dir = output_dir or "/tmp/experiments/%i" % int(time.time())
+            self.output_dir = output_dir or f"/tmp/experiments/{int(time.time())}"
             if append_after is None and osp.exists(osp.join(self.output_dir, output_fname)):
-                print("Warning: Log dir %s already exists! Storing info there anyway."
-                      % self.output_dir)
+                print(f"Warning: Log dir {self.output_dir} already exists! Storing info there "
+                      f"anyway.")
             try:
                 os.makedirs(self.output_dir, exist_ok=True)
             except OSError as err:
@@ -93,7 +93,7 @@ class Logger:
                 self.log_headers, self.first_row = list(progress.header), False
             self.rows_written = progress.rows
             self.outputs.append(progress)
-            print(colorize("Logging data to %s" % progress.path, "green", bold=True))
+            print(colorize(f"Logging data to {progress.path}", "green", bold=True))
             if tensorboard:
                 self.outputs.append(TensorBoardOutput(self.output_dir))
         self.outputs += list(outputs or [])
@@ -113,12 +113,12 @@ class Logger:
             self.log_headers.append(key)
         elif key not in self.log_headers:
             raise KeyError(
-                "Trying to introduce a new key %s that you didn't include in the first "
+                f"Trying to introduce a new key {key} that you didn't include in the first "
                 "iteration. The columns of progress.txt are fixed by the first call to "
-                "dump_tabular; log every key in every iteration." % key)
+                "dump_tabular; log every key in every iteration.")
         if key in self.log_current_row:
-            raise KeyError("You already set %s this iteration. Maybe you forgot to call "
-                           "dump_tabular()" % key)
+            raise KeyError(f"You already set {key} this iteration. Maybe you forgot to call "
+                           "dump_tabular()")
         self.log_current_row[key] = val
 
     def save_config(self, config: dict) -> None:
@@ -242,10 +242,10 @@ class TableOutput(Output):
     def write(self, row: dict, index: int) -> None:
         """Print the row as a table."""
         max_key_len = max(15, max(len(key) for key in row))
-        fmt = "| " + "%" + "%d" % max_key_len + "s | %15s |"
         lines = ["-" * (22 + max_key_len)]
         for key, val in row.items():
-            lines.append(fmt % (key, "%8.3g" % val if hasattr(val, "__float__") else val))
+            text = f"{float(val):8.3g}" if hasattr(val, "__float__") else val
+            lines.append(f"| {key:>{max_key_len}} | {str(text):>15} |")
         lines.append(lines[0])
         print("\n".join(lines), flush=True)
 

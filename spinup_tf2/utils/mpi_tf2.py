@@ -4,7 +4,7 @@ no MPI) every function here is a no-op that says nothing."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -86,6 +86,7 @@ def make_grad_averager() -> Callable | None:
         mean = tf.ensure_shape(mean, flat.shape)
         parts = tf.split(mean, tf.stack(sizes))
         return tf.nest.pack_sequence_as(nested_grads,
-                                        [tf.reshape(p, s) for p, s in zip(parts, shapes)])
+                                        [tf.reshape(p, s)
+                                         for p, s in zip(parts, shapes, strict=True)])
 
     return average

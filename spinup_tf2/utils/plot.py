@@ -17,7 +17,7 @@ import os.path as osp
 import sys
 import textwrap
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -83,10 +83,10 @@ def get_datasets(logdir: str, condition: str | None = None) -> list[pd.DataFrame
         try:
             exp_data = rundir.read_progress(root)
         except (OSError, ValueError, pd.errors.EmptyDataError):  # SpinupError: a special file
-            print("Could not read from %s" % osp.join(root, rundir.PROGRESS))
+            print(f"Could not read from {osp.join(root, rundir.PROGRESS)}")
             continue
         if len(exp_data) == 0:
-            print("Could not read from %s (no rows yet)" % osp.join(root, rundir.PROGRESS))
+            print(f"Could not read from {osp.join(root, rundir.PROGRESS)} (no rows yet)")
             continue
         exp_data.insert(len(exp_data.columns), "Unit", unit)
         exp_data.insert(len(exp_data.columns), "Condition1", condition1)
@@ -149,7 +149,7 @@ def get_all_datasets(all_logdirs: list[str], legend: list[str] | None = None,
 
     data = []
     if legend:
-        for log, leg in zip(logdirs, legend):
+        for log, leg in zip(logdirs, legend, strict=True):
             data += get_datasets(log, leg)
     else:
         for log in logdirs:
@@ -404,7 +404,7 @@ def make_plots(all_logdirs, legend=None, xaxis="TotalEnvInteracts", values="Perf
                                   f"was left there. Give --savefig a path on a disk with room "
                                   f"that you may write.") from None
             written.append(path)
-            print(("Saved the figure of %s to %s" % (value, path))
+            print((f"Saved the figure of {value} to {path}")
                   + (" (no display to show it on)" if headless else ""))
             plt.close(fig)
     if not savefig and not headless:

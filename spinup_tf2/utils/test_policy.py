@@ -72,11 +72,11 @@ def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int
                 if video is not None:
                     recorder.add(render_frame(env))  # the episode's last state
                 logger.store(EpRet=ep_ret, EpLen=ep_len)
-                line = "Episode %d \t EpRet %.3f \t EpLen %d" % (n, ep_ret, ep_len)
+                line = f"Episode {int(n)} \t EpRet {float(ep_ret):.3f} \t EpLen {int(ep_len)}"
                 if isinstance(info, dict) and "is_success" in info:  # goal tasks
                     success = True
                     logger.store(SuccessRate=float(info["is_success"]))
-                    line += " \t Success %d" % bool(info["is_success"])
+                    line += f" \t Success {int(bool(info['is_success']))}"
                 print(line)
                 o, _ = env.reset()
                 reset_memory()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.fast_path import NumpyActor, action_noise
 from spinup_tf2.tf_setup import import_tensorflow
 
@@ -52,7 +51,7 @@ class Agent:
         """Extra values the replay buffer stores with the last transition (none here)."""
         return ()
 
-    def fork(self) -> "Agent":
+    def fork(self) -> Agent:
         """An agent with the same policy and its own memory (this one: no memory)."""
         return self
 
@@ -78,13 +77,12 @@ class MLPAgent(Agent):
         self.rng, self.n_noise, self.discrete = rng, n_noise, discrete
         self.np_actor = NumpyActor.maybe(ac.pi)
         if self.np_actor is None:
-            obs_dtype = getattr(ac, "obs_dtype", tf.float32)
-            obs_shape = getattr(ac, "obs_shape", (None,))  # an image's shape, for pixels
+            obs_dtype, obs_shape = ac.obs_dtype, ac.obs_shape  # an image's shape, for pixels
 
             @tf.function(input_signature=[tf.TensorSpec([1, *obs_shape], obs_dtype),
                                           tf.TensorSpec([1, n_noise], tf.float32)])
             def tf_action(o, noise):
-                return core.policy_of(ac)(o, noise=noise, with_logprob=False)[0]
+                return ac.policy(o, noise=noise, with_logprob=False)[0]
 
             def policy(o, noise):
                 o = np.asarray(o, obs_dtype.as_numpy_dtype)[None]

@@ -5,7 +5,8 @@ actor-critic that owns them. Shapes and names follow Spinning Up's
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+import functools
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -285,6 +286,9 @@ class ActorCritic:
     observations the export uses (:meth:`policy`, :meth:`critic`)."""
 
     obs_dtype, obs_rank = tf.float32, 1  # what an observation is fed as: vectors
+    obs_shape = (None,)  # an observation's shape for acting (an image's, for pixels)
+    variant = None  # the record it names (spinup_tf2.algos.sac.variants), if any
+    discrete = False  # a Discrete action space
 
     @property
     def actor_variables(self) -> list:
@@ -457,43 +461,39 @@ class DiscreteMLPActorCritic(ActorCritic):
                                        network, name="q2")
 
 
-def actor_variables(ac) -> list:
-    """What SAC's policy loss trains: ``ac.actor_variables``, or for an actor-critic
-    without it (a user's own), pi's variables."""
-    return getattr(ac, "actor_variables", None) or ac.pi.trainable_variables
+def adapt(actor_critic):
+    """The actor-critic class ``sac()`` builds: ``actor_critic`` itself when it is an
+    :class:`ActorCritic` (or not a class: see :func:`adapt_instance`), else a subclass of it
+    that takes :class:`ActorCritic`'s defaults for what it lacks (``critics`` as ``(q1,
+    q2)``, ``policy`` as ``pi``, ``models``, the variable lists, ``local_statistics``, the
+    observation's dtype, ``variant`` and ``discrete``), its own methods first. The one place
+    a user's class is adapted: everything after reads the protocol's names directly."""
+    if not isinstance(actor_critic, type) or issubclass(actor_critic, ActorCritic):
+        return actor_critic
+    return type(actor_critic.__name__, (actor_critic, ActorCritic),
+                {"__module__": actor_critic.__module__, "__doc__": actor_critic.__doc__,
+                 "__qualname__": actor_critic.__qualname__})
 
 
-def critic_variables(ac) -> list:
-    """What SAC's Q loss trains and the target critics average: ``ac.critic_variables``,
-    or for an actor-critic without it, its critics' variables."""
-    return (getattr(ac, "critic_variables", None)
-            or [v for q in critics_of(ac) for v in q.trainable_variables])
-
-
-def critics_of(ac) -> tuple:
-    """The actor-critic's critics: ``ac.critics``, or for one without it ``(q1, q2)``."""
-    return tuple(getattr(ac, "critics", None) or (ac.q1, ac.q2))
-
-
-def policy_of(ac) -> Callable:
-    """The actor-critic's policy on observations as the environment gives them:
-    ``ac.policy`` (a pixel actor-critic's goes through its encoder), or ``ac.pi``."""
-    return getattr(ac, "policy", ac.pi)
-
-
-def critic_of(ac, i: int) -> Callable:
-    """Critic ``i`` (0 for q1, 1 for q2, ...) on observations, as :func:`policy_of`."""
-    if hasattr(ac, "critic"):
-        return lambda obs, act: ac.critic(i, obs, act)
-    return critics_of(ac)[i]
+def adapt_instance(ac):
+    """``ac`` as an :class:`ActorCritic`: for one a function made (not a class's
+    instance), its class adapted as :func:`adapt` adapts a class; else a SpinupError."""
+    if isinstance(ac, ActorCritic):
+        return ac
+    try:
+        ac.__class__ = adapt(type(ac))
+    except TypeError as err:
+        raise SpinupError(f"The actor-critic {ac!r} could not take ActorCritic's defaults "
+                          f"({err}). Nothing was written. Make its class a subclass of "
+                          f"spinup_tf2.algos.sac.core.ActorCritic.") from None
+    return ac
 
 
 def saved_variables(ac) -> list:
     """The tf.Variables under the Keras ones of pi and the critics (Keras 3 wraps them; a
     SavedModel tracks the underlying ones), non-trainable ones (observation statistics)
     included, each once."""
-    models = getattr(ac, "models", None) or (ac.pi,) + critics_of(ac)
-    weights = {id(v): v for m in models for v in m.weights}
+    weights = {id(v): v for m in ac.models for v in m.weights}
     return tf_variables(weights.values())
 
 
@@ -518,16 +518,17 @@ class ActorCriticExport(tf.Module):
         super().__init__(name="actor_critic")
         self.variables_to_save = saved_variables(ac)
         obs_shape = tuple(obs_dim) if isinstance(obs_dim, (tuple, list)) else (obs_dim,)
-        x = tf.TensorSpec([None, *obs_shape], getattr(ac, "obs_dtype", tf.float32), name="x")
-        a = (tf.TensorSpec([None], tf.int64, name="a") if getattr(ac, "discrete", False)
+        x = tf.TensorSpec([None, *obs_shape], ac.obs_dtype, name="x")
+        a = (tf.TensorSpec([None], tf.int64, name="a") if ac.discrete
              else tf.TensorSpec([None, act_dim], tf.float32, name="a"))
-        policy = policy_of(ac)
+        policy = ac.policy
         self.mu = graph_function(lambda x: policy(x, deterministic=True, with_logprob=False)[0],
                                  [x])
         self.pi = graph_function(lambda x: policy(x, with_logprob=False)[0], [x])
-        self.n_critics = len(critics_of(ac))
+        self.n_critics = len(ac.critics)
         for i in range(self.n_critics):  # q1, q2, ...
-            setattr(self, f"q{i + 1}", graph_function(_q_values(critic_of(ac, i)), [x, a]))
+            setattr(self, f"q{i + 1}",
+                    graph_function(_q_values(functools.partial(ac.critic, i)), [x, a]))
         self.serve = graph_function(lambda x: {"action": self.mu(x)}, [x])
 
     def export_signatures(self) -> dict:
@@ -632,7 +633,7 @@ class EnvironmentExport(tf.Module):
             critic = name.startswith("q")
 
             def call(*args, fn=fn, critic=critic):
-                x = dict(zip(self.keys, args[:n])) if keyed else args[0]
+                x = dict(zip(self.keys, args[:n], strict=True)) if keyed else args[0]
                 rest = list(args[n:])
                 if critic:
                     rest[-1] = self.act_in(rest[-1])

@@ -20,7 +20,7 @@ place of their layer norms (:func:`renorm_body`).
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.losses import SACLosses

@@ -21,7 +21,7 @@ the critics: the same seed gives the same run, and a checkpoint resumes it exact
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from spinup_tf2.algos.sac import core
 from spinup_tf2.errors import SpinupError
@@ -94,7 +94,7 @@ class DropoutQFunction(core.ObsModel):
         x = tf.concat([self.prepare_obs(obs), act], axis=-1)
         if self.q is not None:
             return tf.squeeze(self.q(x, training=training), -1)
-        for dense, dropout, norm in zip(*[iter(self.hidden)] * 3):
+        for dense, dropout, norm in zip(*[iter(self.hidden)] * 3, strict=True):
             x = self.activation(norm(dropout(dense(x), training=training)))
         return tf.squeeze(self.out(x), -1)
 

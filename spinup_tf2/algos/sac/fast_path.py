@@ -12,7 +12,7 @@ the policy for acting (:class:`NumpyActor`). Each was measured to pay
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -52,15 +52,15 @@ class Adam:
         """The optimizer's state by name, for checkpoints: each moment named after the
         variable it follows (``name_of(variable)``), then the beta powers."""
         names = [name_of(var) for var in self.var_list]
-        return {**{f"m/{n}": m for n, m in zip(names, self.m)},
-                **{f"v/{n}": v for n, v in zip(names, self.v)},
+        return {**{f"m/{n}": m for n, m in zip(names, self.m, strict=True)},
+                **{f"v/{n}": v for n, v in zip(names, self.v, strict=True)},
                 "beta_1_power": self.beta_1_power, "beta_2_power": self.beta_2_power}
 
     def apply(self, grads: list) -> None:
         """One Adam step of every variable along its gradient."""
         b1p = self.beta_1_power.assign(self.beta_1_power * self.beta_1)
         b2p = self.beta_2_power.assign(self.beta_2_power * self.beta_2)
-        for var, m, v, g in zip(self.var_list, self.m, self.v, grads):
+        for var, m, v, g in zip(self.var_list, self.m, self.v, grads, strict=True):
             tf.raw_ops.ResourceApplyAdam(
                 var=var.handle, m=m.handle, v=v.handle, beta1_power=b1p, beta2_power=b2p,
                 lr=self.lr, beta1=self.beta_1, beta2=self.beta_2, epsilon=self.epsilon, grad=g)
@@ -76,8 +76,8 @@ def make_polyak_update(ac, ac_targ, polyak: float) -> Callable:
     is left alone: SAC never uses it (the backup's action comes from the
     current policy), so averaging it would only cost time.
     """
-    var_pairs = list(zip(tf_variables(core.critic_variables(ac)),
-                         tf_variables(core.critic_variables(ac_targ))))
+    var_pairs = list(zip(tf_variables(ac.critic_variables), tf_variables(ac_targ.critic_variables),
+                         strict=True))
 
     def update_targets():
         for v_main, v_targ in var_pairs:
@@ -195,7 +195,7 @@ class NumpyActor:
         self.refresh()
 
     @classmethod
-    def maybe(cls, actor) -> "NumpyActor | None":
+    def maybe(cls, actor) -> NumpyActor | None:
         """A NumpyActor for ``actor`` when it can mirror it exactly, else None. Only the
         exact classes it mirrors: a subclass may change the math (its call), which the
         copy would silently ignore."""
@@ -222,7 +222,7 @@ class NumpyActor:
         if self.norm is not None:
             clip = core.ObsNormalizer.CLIP
             x = np.clip((x - self.norm[0]) / self.norm[1], -clip, clip)
-        for (w, b), act in zip(self.hidden, self.acts):
+        for (w, b), act in zip(self.hidden, self.acts, strict=False):
             x = act(x @ w + b)
         return [x @ w + b for w, b in self.heads]
 

@@ -127,7 +127,7 @@ class FrameReplayBuffer:
             ends = [(last, frame_idx[(stored - 1) % self.max_size, 1:])] if last.size else []
         else:
             frame_idx = arrays["buf_frame_idx"]
-            ends = list(zip(arrays["buf_ends_obs"], arrays["buf_ends_idx"]))
+            ends = list(zip(arrays["buf_ends_obs"], arrays["buf_ends_idx"], strict=True))
         if stored - oldest > self.max_size or len(frame_idx) != n:
             raise ValueError(f"the checkpoint's pixel replay buffer holds {stored - oldest} "
                              f"transitions, not what replay_size={self.max_size} keeps")

@@ -33,7 +33,7 @@ With ``n_step`` > 1 the n-step return is made here at sampling time, from the
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

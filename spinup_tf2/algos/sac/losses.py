@@ -10,7 +10,8 @@ ensemble, quantiles) writes its own and returns the same tuple, one entry per cr
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from spinup_tf2.tf_setup import import_tensorflow
 
@@ -96,7 +97,7 @@ def losses_for(ac) -> Callable:
     """SAC's losses for the actor-critic's action space: :func:`discrete_losses` when
     ``ac.discrete``, else :func:`continuous_losses` (what the pixel and recurrent variants
     wrap)."""
-    return discrete_losses if getattr(ac, "discrete", False) else continuous_losses
+    return discrete_losses if ac.discrete else continuous_losses
 
 
 def logged_keys(n_critics: int) -> tuple:

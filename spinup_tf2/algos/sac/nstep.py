@@ -99,7 +99,7 @@ class NStepReturns:
         copy = np.asarray(arrays["nstep_copy"])
         m = len(copy)
         if (copy.ndim != 1 or not np.issubdtype(copy.dtype, np.integer)
-                or (m and not (0 <= copy.min() and copy.max() < self.copies))
+                or (m and not (copy.min() >= 0 and copy.max() < self.copies))
                 or any(np.sum(copy == c) >= self.n_step for c in range(self.copies))):
             raise ValueError(f"its n-step windows (copies {copy.tolist()[:10]}) are not ones "
                              f"{self.copies} environment copies at n_step={self.n_step} write")
@@ -114,7 +114,7 @@ class NStepReturns:
                                ("nstep_act", act, act_shape)):
             check_shape(a, (m, *shape), name)
         self.windows = [[] for _ in range(self.copies)]
-        for c, o, a, r, o2 in zip(copy, obs, act, rew, obs2):
+        for c, o, a, r, o2 in zip(copy, obs, act, rew, obs2, strict=True):
             self.windows[int(c)].append((o, a, float(r), o2))
         if not self.episodes_continue:
             for c in range(self.copies):

@@ -25,7 +25,7 @@ features]``, of which the critics read the first half and the actor the second (
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from gymnasium import spaces

@@ -21,7 +21,7 @@ LSTM's arithmetic.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -130,7 +130,7 @@ class RecurrentActorCritic(core.ActorCritic):
         self.pi, self.q1, self.q2 = (RecurrentNet(obs_dim, h, head, j * h, obs_normalizer,
                                                   name=name)
                                      for j, (name, head) in enumerate(zip(("pi", "q1", "q2"),
-                                                                          heads)))
+                                                                          heads, strict=False)))
 
     @property
     def window(self) -> int:
@@ -195,13 +195,13 @@ def unroll(nets: Sequence[RecurrentNet], o, o2, start, state, burn_in: int, wind
         if k == burn_in:
             hs = [tf.stop_gradient(h) for h in hs]
         kept = 1.0 - start[:, k:k + 1]
-        hs = [step(x[k], h * kept, cell) for x, h, cell in zip(xs, hs, cells)]
+        hs = [step(x[k], h * kept, cell) for x, h, cell in zip(xs, hs, cells, strict=True)]
         if k >= burn_in:
-            for states, h in zip(after, hs):
+            for states, h in zip(after, hs, strict=True):
                 states.append(h)
     ys = [tf.reshape(tf.stack(states, axis=1), [-1, m]) for states in after]
     y2s = [step(tf.reshape(x, [-1, 3 * m]), y, cell)
-           for x, y, cell in zip(project(o2[:, burn_in:]), ys, cells)]
+           for x, y, cell in zip(project(o2[:, burn_in:]), ys, cells, strict=False)]
     return tf.concat(ys, axis=-1), tf.concat(y2s, axis=-1)
 
 
@@ -251,7 +251,7 @@ class SequenceReplayBuffer:
 
     @classmethod
     def for_actor_critic(cls, ac: RecurrentActorCritic, obs_dim: int, act_dim: int,
-                         size: int) -> "SequenceReplayBuffer":
+                         size: int) -> SequenceReplayBuffer:
         """The buffer whose windows and stored memory fit ``ac``."""
         return cls(obs_dim, act_dim, size, ac.state_size, ac.window, ac.burn_in)
 
@@ -260,7 +260,8 @@ class SequenceReplayBuffer:
     def store(self, obs, act, rew, next_obs, done, state, start) -> None:
         """Add one transition with the agent's memory before ``obs`` (``state``) and
         whether ``obs`` began an episode (``start``), overwriting the oldest when full."""
-        for name, value in zip(self.NAMES, (obs, next_obs, act, rew, done, state, start)):
+        values = (obs, next_obs, act, rew, done, state, start)
+        for name, value in zip(self.NAMES, values, strict=True):
             getattr(self, name + "_buf")[self.ptr] = value
         self.ptr = (self.ptr + 1) % self.max_size
         self.size = min(self.size + 1, self.max_size)
@@ -321,7 +322,7 @@ class RecurrentAgent(Agent):
         self._step, self._read = step_fns or _compile_steps(ac, n_noise)
         self.reset()
 
-    def fork(self) -> "RecurrentAgent":
+    def fork(self) -> RecurrentAgent:
         """An agent with the same policy and its own memory (for test episodes and
         videos, which must not disturb the training episode's)."""
         return RecurrentAgent(self.ac, self.rng, self.n_noise, (self._step, self._read))
@@ -413,12 +414,14 @@ class RecurrentExport(tf.Module):
         self.initial_state = graph_function(
             lambda x: tf.zeros([tf.shape(x)[0], ac.state_size]), [x])
         self.serve = graph_function(
-            lambda x, state: dict(zip(("action", "next_state"), self.mu(x, state))), [x, s])
+            lambda x, state: dict(zip(("action", "next_state"), self.mu(x, state),
+                                      strict=False)), [x, s])
 
     def export_signatures(self) -> dict:
         """The functions ``tf.saved_model.save`` exports as named signatures."""
         x, s = self.serve.input_signature
         return {"serving_default": self.serve, "mu": self.serve,
                 "pi": graph_function(
-                    lambda x, state: dict(zip(("action", "next_state"), self.pi(x, state))),
+                    lambda x, state: dict(zip(("action", "next_state"), self.pi(x, state),
+                                              strict=False)),
                     [x, s])}

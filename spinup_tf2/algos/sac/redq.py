@@ -21,7 +21,7 @@ checkpoint resumes it exactly.
 from __future__ import annotations
 
 import functools
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

@@ -14,13 +14,13 @@ Each block of updates draws its inputs here too (:func:`update_inputs`,
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from spinup_tf2.algos.sac import core
-from spinup_tf2.algos.sac.checks import check_memory
 from spinup_tf2.algos.sac.her import HerReplayBuffer, check_her, goal_reward_fn
+from spinup_tf2.algos.sac.memory import check_memory
 from spinup_tf2.algos.sac.nstep import NStepReturns
 from spinup_tf2.algos.sac.variants import MLP, Variant
 from spinup_tf2.errors import SpinupError
@@ -105,5 +105,5 @@ def run_updates(update_block: Callable, replay_buffer, batch_size: int,
     infos = [update_block(*update_inputs(replay_buffer, batch_size, rng, chunk, noise_dim, ac,
                                          variant))
              for _ in range(n_updates // chunk)]
-    average_params(getattr(ac, "local_statistics", list)())  # one model on every process
+    average_params(ac.local_statistics())  # one model on every process
     return {k: np.concatenate([np.asarray(i[k]) for i in infos]) for k in infos[0]}

@@ -15,21 +15,13 @@ from __future__ import annotations
 import functools
 import operator
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from spinup_tf2 import envs, rundir
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.buffers import ReplayBuffer  # noqa: F401 (where Spinning Up has it)
-from spinup_tf2.algos.sac.checks import (
-    RunawayWatch,
-    check_finite,
-    check_sac_args,
-    check_spaces,
-    default_target_entropy,
-    run_settings,
-)
 from spinup_tf2.algos.sac.fast_path import (
     Adam,
     EntropyTuner,
@@ -43,12 +35,15 @@ from spinup_tf2.algos.sac.losses import (  # noqa: F401 (SAC's math, as sac.py h
 )
 from spinup_tf2.algos.sac.replay import check_replay, make_replay, run_updates
 from spinup_tf2.algos.sac.variants import Variant, pick_variant, variant_of
+from spinup_tf2.checks import check_sac_args, run_settings
 from spinup_tf2.envs import ReplayableEpisodes, VectorEpisodes
+from spinup_tf2.envs.spaces import check_spaces, default_target_entropy
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.tf_setup import import_tensorflow
 from spinup_tf2.training.checkpoint import TrainingCheckpoint, check_output_dir
 from spinup_tf2.training.progress_bar import EpochProgress
 from spinup_tf2.training.videos import EpochVideos
+from spinup_tf2.training.watches import RunawayWatch, check_finite
 from spinup_tf2.utils.logx import EpochLogger
 from spinup_tf2.utils.mpi_tf2 import make_grad_averager, sync_params
 from spinup_tf2.utils.mpi_tools import num_procs, proc_id
@@ -86,8 +81,11 @@ def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs
                           f"{', '.join(missing)}: it must return an object with Keras models "
                           f"pi, q1 and q2 and their trainable_variables (see "
                           f"core.MLPActorCritic). Nothing was written.")
+    # A function's actor-critic takes the protocol's defaults here (a class did in pick_variant).
+    ac = core.adapt_instance(ac)
+    ac_targ = core.adapt_instance(ac_targ) if ac_targ is not None else None
     if ac_targ is not None:
-        for v_main, v_targ in zip(ac.trainable_variables, ac_targ.trainable_variables):
+        for v_main, v_targ in zip(ac.trainable_variables, ac_targ.trainable_variables, strict=True):
             v_targ.assign(v_main)
     sync_params(ac.trainable_variables + (ac_targ.trainable_variables if ac_targ else []))
     return ac, ac_targ
@@ -96,7 +94,7 @@ def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs
 def make_tuner(tuner_args: tuple | None, action_space, lr: float) -> EntropyTuner | None:
     """The entropy tuner for ``alpha='auto...'`` (None for a fixed alpha), from
     ``tuner_args = (initial alpha, target entropy or None)``; the target entropy
-    defaults to :func:`checks.default_target_entropy` of ``action_space``."""
+    defaults to :func:`spinup_tf2.envs.spaces.default_target_entropy` of ``action_space``."""
     if tuner_args is None:
         return None
     initial_alpha, target = tuner_args
@@ -107,8 +105,8 @@ def make_tuner(tuner_args: tuple | None, action_space, lr: float) -> EntropyTune
 def make_optimizers(ac, lr: float, betas: tuple = (0.9, 0.999)) -> tuple[Adam, Adam]:
     """Separate Adam optimizers for the policy and the Q functions, with TF1's
     Adam defaults (epsilon 1e-8) as in Spinning Up; ``betas``: Adam's (beta_1, beta_2)."""
-    pi_optimizer = Adam(core.actor_variables(ac), lr, *betas)
-    q_optimizer = Adam(core.critic_variables(ac), lr, *betas)
+    pi_optimizer = Adam(ac.actor_variables, lr, *betas)
+    q_optimizer = Adam(ac.critic_variables, lr, *betas)
     return pi_optimizer, q_optimizer
 
 
@@ -137,7 +135,7 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
     ``update.logged_keys``; ``update.variables`` is its own state (the policy delay's
     count, the latest policy diagnostics), for checkpoints.
     """
-    pi_vars, q_vars = core.actor_variables(ac), core.critic_variables(ac)
+    pi_vars, q_vars = ac.actor_variables, ac.critic_variables
     update_targets = make_polyak_update(ac, ac_targ, polyak) if ac_targ is not None else None
     variant = variant or variant_of(ac)
     policy_delay = variant.delay(updates_per_step)
@@ -192,7 +190,7 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
                        lambda: one_update(o, a, r, o2, d, noise, extra, False))
 
     alpha_keys = ("Alpha", "LossAlpha") if tuner is not None else ()
-    update.logged_keys = logged_keys(len(core.critics_of(ac))) + alpha_keys
+    update.logged_keys = logged_keys(len(ac.critics)) + alpha_keys
     update.variables = {} if count is None else {"count": count}
     if split:
         update.variables.update({f"last_{k}": v for k, v in last.items()})
@@ -213,11 +211,11 @@ def make_learner(ac, ac_targ, variant: Variant, lr: float, tuner_args: tuple | N
             make_update_block(update, ragged=variant.ragged))
 
 
-def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
+def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # noqa: B006 (Spinning Up's signature)
         steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99,
         polyak=0.995, lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000,
         update_after=1000, update_every=50, num_test_episodes=10, max_ep_len=1000,
-        logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False,
+        logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False,  # noqa: B006
         normalize_obs=False, overwrite=False, video_freq=0, updates_per_step=1, num_envs=1,
         vector_mode="sync", replay_buffer_class=None, n_step=1, her=False, n_sampled_goal=4,
         goal_selection_strategy="future"):
@@ -597,7 +595,7 @@ def log_param_counts(logger: EpochLogger, ac) -> None:
     """Print the number of parameters of pi, each critic (q1, q2, ...) and in all, as
     Spinning Up does."""
     counts = [("pi", core.count_vars(ac.pi))] + [
-        (f"q{i}", core.count_vars(q)) for i, q in enumerate(core.critics_of(ac), 1)]
+        (f"q{i}", core.count_vars(q)) for i, q in enumerate(ac.critics, 1)]
     total = core.count_vars(ac)  # with a pixel actor-critic's encoder and feature layers
     shared = total - sum(n for _, n in counts)
     logger.log("\nNumber of parameters: \t " + ", \t ".join(f"{k}: {n}" for k, n in counts)

@@ -14,7 +14,7 @@ What changes against SAC, all of it here and in TQC's entry of the family's tabl
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.losses import SACLosses

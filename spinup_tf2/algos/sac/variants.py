@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from spinup_tf2.algos.sac import core, pixels, recurrent
 from spinup_tf2.algos.sac.agent import MLPAgent
 from spinup_tf2.algos.sac.buffers import ReplayBuffer
-from spinup_tf2.algos.sac.checks import check_ac_kwargs, check_memory, is_image_space
 from spinup_tf2.algos.sac.frame_buffer import FrameReplayBuffer
 from spinup_tf2.algos.sac.losses import continuous_losses, discrete_losses, losses_for
+from spinup_tf2.algos.sac.memory import check_memory
+from spinup_tf2.envs.spaces import is_image_space
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.family import EACH_STEP, FAMILY_NAMES, MEMBERS, Member
 from spinup_tf2.utils.mpi_tools import num_procs
@@ -92,6 +93,37 @@ class Variant:
         """Critic updates per policy update, at ``updates_per_step`` updates per
         environment step."""
         return updates_per_step if self.policy_delay == EACH_STEP else self.policy_delay
+
+
+def check_ac_kwargs(actor_critic, ac_kwargs: dict) -> None:
+    """Refuse ``ac_kwargs`` that ``actor_critic`` does not take, and an activation
+    that is neither a function nor a name Keras knows."""
+    import inspect
+
+    try:
+        params = inspect.signature(actor_critic).parameters
+    except (TypeError, ValueError):
+        return  # nothing to check against
+    if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        known = [k for k in params if k not in ("observation_space", "action_space",
+                                                "obs_normalizer")]
+        unknown = sorted(k for k in ac_kwargs if k not in known)
+        if unknown:
+            raise SpinupError(
+                f"sac() got ac_kwargs with {', '.join(map(repr, unknown))}, which "
+                f"{getattr(actor_critic, '__name__', actor_critic)} does not take; it takes "
+                f"{', '.join(known) or 'no keyword arguments'}.")
+    activation = ac_kwargs.get("activation")
+    if activation is None or callable(activation):
+        return
+    import keras
+
+    try:
+        keras.activations.get(activation)
+    except (ValueError, TypeError):
+        raise SpinupError(f"sac() got activation={activation!r}; give a function such as "
+                          f"tf.nn.relu (--act tf.nn.relu) or the name of a Keras activation "
+                          f"('relu', 'tanh', ...).") from None
 
 
 def transition_buffer(obs_dim: int | tuple, act_dim: int, size: int, ac=None,
@@ -165,12 +197,12 @@ VARIANTS = {v.name: v for v in (MLP, DISCRETE, PIXELS, RECURRENT, *FAMILY)}
 def variant_of(ac) -> Variant:
     """The record of a built actor-critic: the one its class names (``variant``), else
     ``discrete`` or ``mlp`` by ``ac.discrete``."""
-    kind = getattr(ac, "variant", None)
+    kind = ac.variant
     if isinstance(kind, Variant):
         return kind
     if kind is not None:
         return VARIANTS[kind]
-    return DISCRETE if getattr(ac, "discrete", False) else MLP
+    return DISCRETE if ac.discrete else MLP
 
 
 def pick_variant(actor_critic, ac_kwargs: dict, observation_space, discrete: bool) -> tuple:
@@ -220,4 +252,4 @@ def pick_variant(actor_critic, ac_kwargs: dict, observation_space, discrete: boo
                           "written. Drop --recurrent (frame stacking, as --pixels does, "
                           "gives the policy the recent past).")
     check_ac_kwargs(actor_critic, ac_kwargs)
-    return variant, actor_critic
+    return variant, core.adapt(actor_critic)  # a user's class takes the protocol's defaults
