@@ -1,7 +1,7 @@
 """spinup_tf2: OpenAI Spinning Up's Soft Actor-Critic in TensorFlow 2 / Keras 3.
 
-``from spinup_tf2 import sac`` (also ``sac_tf2``), the SAC family's variants (``crossq``,
-``tqc``, ``droq``, ``redq``: :mod:`spinup_tf2.algos.family`), ``EpochLogger``, ``Logger``,
+``from spinup_tf2 import sac`` (also ``sac_tf2``), each variant of the SAC family by its name
+(its table: :mod:`spinup_tf2.family`), ``EpochLogger``, ``Logger``,
 ``ExperimentGrid``, ``tune`` (a hyperparameter study). The names load on first use, so that
 the command line can check its arguments before paying for TensorFlow's import.
 """

@@ -1,7 +1,7 @@
 """The command line: ``python -m spinup_tf2.run CMD [ARGS...]``.
 
-``CMD`` is ``sac`` / ``sac_tf2``, ``crossq`` / ``crossq_tf2``, ``tqc`` / ``tqc_tf2``,
-``droq`` / ``droq_tf2`` or ``redq`` / ``redq_tf2`` (launch a grid of experiments), ``tune``
+``CMD`` is ``sac`` / ``sac_tf2`` or a variant of the SAC family by its name (``crossq`` /
+``crossq_tf2``, ...: :data:`spinup_tf2.family.ALGORITHMS`) (launch a grid of experiments), ``tune``
 (a hyperparameter study) and ``tune_report``, ``plot``, ``test_policy`` or ``export``.
 Flags follow Spinning Up's grammar (:mod:`spinup_tf2.launch.flags`). A command's module is
 imported only when it runs, so launching SAC imports neither pandas nor matplotlib (nor

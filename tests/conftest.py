@@ -1,5 +1,4 @@
 import os
-import sys
 
 import pytest
 
@@ -8,19 +7,11 @@ os.environ["SPINUP_TF2_WAIT_BEFORE_LAUNCH"] = "0"
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PYTHON = sys.executable
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: learning runs and notebook execution (minutes)")
     config.addinivalue_line("markers", "processes: the test starts processes (see below)")
-
-
-@pytest.fixture
-def pendulum_fn():
-    import gymnasium as gym
-
-    return lambda: gym.make("Pendulum-v1")
 
 
 # --- Two floors of tests: in process, and those that start processes ----------------------

@@ -10,6 +10,13 @@ TINY = dict(steps_per_epoch=400, start_steps=200, update_after=100, update_every
             batch_size=32, num_test_episodes=2, ac_kwargs=dict(hidden_sizes=(32, 32)))
 
 
+def pendulum():
+    """Pendulum-v1, the tests' quick task (an ``env_fn``)."""
+    import gymnasium as gym
+
+    return gym.make("Pendulum-v1")
+
+
 def actor_critics(seed=0, hidden_sizes=(32, 32), env_name="Pendulum-v1"):
     """A seeded main actor-critic and its target for ``env_name``, as sac() builds them."""
     import gymnasium as gym
@@ -28,13 +35,12 @@ def run_tiny(out, env_fn=None, **kwargs):
     """A TINY SAC run (one epoch unless ``epochs`` is given) of ``env_fn`` (Pendulum-v1 by
     default) into ``out``; ``kwargs`` are sac()'s (over TINY's), ``logger_kwargs`` included.
     Returns ``out`` as a string: the tests' shared tiny run."""
-    import gymnasium as gym
 
     from spinup_tf2 import sac
 
     kw = dict(TINY, epochs=1)
     kw.update((k, v) for k, v in kwargs.items() if k != "logger_kwargs")
-    sac(env_fn or (lambda: gym.make("Pendulum-v1")), **kw,
+    sac(env_fn or pendulum, **kw,
         logger_kwargs=dict(kwargs.get("logger_kwargs") or {}, output_dir=str(out)))
     return str(out)
 

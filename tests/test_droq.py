@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import TINY, run_tiny, straight_and_resumed
+from helpers import TINY, pendulum, run_tiny, straight_and_resumed
 
 from spinup_tf2.algos.sac import droq
 from spinup_tf2.algos.sac.variants import VARIANTS
@@ -80,7 +80,7 @@ def test_droq_runs_with_its_own_defaults(tmp_path):
     from spinup_tf2 import droq as droq_fn
 
     out = tmp_path / "run"
-    droq_fn(lambda: gym.make("Pendulum-v1"), epochs=1, steps_per_epoch=300, start_steps=200,
+    droq_fn(pendulum, epochs=1, steps_per_epoch=300, start_steps=200,
             update_after=250, update_every=50, num_test_episodes=1, replay_size=1000,
             ac_kwargs=dict(hidden_sizes=(16, 16)), logger_kwargs=dict(output_dir=str(out)))
     config = json.loads((out / "config.json").read_text())

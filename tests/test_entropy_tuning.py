@@ -6,7 +6,7 @@ import os
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import rows, run_tiny
+from helpers import pendulum, rows, run_tiny
 
 from spinup_tf2 import sac
 from spinup_tf2.algos.sac import core, fast_path
@@ -63,7 +63,7 @@ def test_auto_alpha_logs_columns_after_time(tmp_path):
 ])
 def test_bad_alpha_arguments(kwargs, words, tmp_path):
     with pytest.raises(SpinupError) as err:
-        sac(lambda: gym.make("Pendulum-v1"), **kwargs,
+        sac(pendulum, **kwargs,
             logger_kwargs=dict(output_dir=str(tmp_path / "x")))
     for w in words:
         assert w in str(err.value)

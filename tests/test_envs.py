@@ -19,7 +19,7 @@ from gymnasium.wrappers import (
     TimeLimit,
     TransformReward,
 )
-from helpers import run_main
+from helpers import pendulum, run_main
 
 from spinup_tf2 import sac
 from spinup_tf2.errors import SpinupError
@@ -165,7 +165,7 @@ def test_resume_refuses_another_environment_set_up(tmp_path):
     out = str(tmp_path / "run")
     sac(SETUPS["RescaleAction"][0], **TINY, logger_kwargs=dict(output_dir=out))
     with pytest.raises(SpinupError, match="env_spec"):
-        sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=2), resume=True,
+        sac(pendulum, **dict(TINY, epochs=2), resume=True,
             logger_kwargs=dict(output_dir=out))
 
 

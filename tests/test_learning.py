@@ -4,7 +4,7 @@ variants: tests/test_learning_family.py)."""
 
 import gymnasium as gym
 import pytest
-from helpers import column
+from helpers import column, pendulum
 
 from spinup_tf2 import sac
 
@@ -17,7 +17,7 @@ def test_pendulum_learns_within_12k_steps(tmp_path):
     seed = 0
     out = str(tmp_path / f"pendulum_s{seed}")
     # Spinning Up's defaults except epochs, steps_per_epoch and start_steps.
-    sac(lambda: gym.make("Pendulum-v1"), seed=seed, epochs=6, steps_per_epoch=2000,
+    sac(pendulum, seed=seed, epochs=6, steps_per_epoch=2000,
         start_steps=2000, logger_kwargs=dict(output_dir=out))
     test_returns = column(out, "AverageTestEpRet")
     steps = column(out, "TotalEnvInteracts", int)

@@ -1,8 +1,7 @@
 """Learning quality with automatic entropy tuning: alpha='auto' learns Pendulum-v1."""
 
-import gymnasium as gym
 import pytest
-from helpers import column
+from helpers import column, pendulum
 
 from spinup_tf2 import sac
 
@@ -10,7 +9,7 @@ from spinup_tf2 import sac
 @pytest.mark.slow
 def test_pendulum_learns_with_auto_alpha(tmp_path):
     out = str(tmp_path / "pendulum_auto")
-    sac(lambda: gym.make("Pendulum-v1"), seed=0, epochs=6, steps_per_epoch=2000,
+    sac(pendulum, seed=0, epochs=6, steps_per_epoch=2000,
         start_steps=2000, alpha="auto", logger_kwargs=dict(output_dir=out))
     test_returns = column(out, "AverageTestEpRet")
     alphas = column(out, "Alpha")

@@ -2,9 +2,8 @@
 faster than SAC (tests/test_learning.py). A file of its own so that pytest-xdist can run it
 beside SAC's learning tests."""
 
-import gymnasium as gym
 import pytest
-from helpers import column
+from helpers import column, pendulum
 
 from spinup_tf2 import sac
 
@@ -15,7 +14,7 @@ def test_crossq_learns_pendulum_within_5k_steps(tmp_path):
     256, alpha learned; critics 256 wide here for time) swings Pendulum up in 5,000 steps,
     where SAC needs about 8,000."""
     out = str(tmp_path / "crossq")
-    sac(lambda: gym.make("Pendulum-v1"), actor_critic="crossq", seed=0, epochs=5,
+    sac(pendulum, actor_critic="crossq", seed=0, epochs=5,
         steps_per_epoch=1000, start_steps=1000, update_after=500, batch_size=256,
         alpha="auto", num_test_episodes=5, ac_kwargs=dict(critic_hidden_sizes=(256, 256)),
         logger_kwargs=dict(output_dir=out))
@@ -32,7 +31,7 @@ def test_tqc_learns_pendulum_within_4k_steps(tmp_path):
     loss) 64 wide: -1,558, -1,180, -461, -103 by epoch (5 critics: -1,559, -1,167, -221, -103;
     5 critics 256 wide: -1,522, -1,103, -190, -102)."""
     out = str(tmp_path / "tqc")
-    sac(lambda: gym.make("Pendulum-v1"), actor_critic="tqc", seed=0, epochs=4,
+    sac(pendulum, actor_critic="tqc", seed=0, epochs=4,
         steps_per_epoch=1000, start_steps=1000, update_after=500, batch_size=256,
         alpha="auto", num_test_episodes=5, ac_kwargs=dict(hidden_sizes=(64, 64), n_critics=2),
         logger_kwargs=dict(output_dir=out))
@@ -50,7 +49,7 @@ def test_droq_learns_pendulum_within_1500_steps(tmp_path):
     from spinup_tf2 import droq
 
     out = str(tmp_path / "droq")
-    droq(lambda: gym.make("Pendulum-v1"), seed=0, epochs=2, steps_per_epoch=750,
+    droq(pendulum, seed=0, epochs=2, steps_per_epoch=750,
          start_steps=500, update_after=500, num_test_episodes=5,
          ac_kwargs=dict(hidden_sizes=(64, 64)), logger_kwargs=dict(output_dir=out))
     test_returns = column(out, "AverageTestEpRet")
@@ -67,7 +66,7 @@ def test_redq_learns_pendulum_within_1500_steps(tmp_path):
     from spinup_tf2 import redq
 
     out = str(tmp_path / "redq")
-    redq(lambda: gym.make("Pendulum-v1"), seed=0, epochs=2, steps_per_epoch=750,
+    redq(pendulum, seed=0, epochs=2, steps_per_epoch=750,
          start_steps=500, update_after=500, num_test_episodes=5,
          ac_kwargs=dict(hidden_sizes=(64, 64)), logger_kwargs=dict(output_dir=out))
     test_returns = column(out, "AverageTestEpRet")
@@ -85,14 +84,14 @@ def test_crossq_and_droq_learn_pendulum_with_simba_networks(tmp_path):
     from spinup_tf2 import droq
 
     out = str(tmp_path / "crossq")
-    sac(lambda: gym.make("Pendulum-v1"), actor_critic="crossq", seed=0, epochs=5,
+    sac(pendulum, actor_critic="crossq", seed=0, epochs=5,
         steps_per_epoch=1000, start_steps=1000, update_after=500, batch_size=256,
         alpha="auto", num_test_episodes=5, normalize_obs=True,
         ac_kwargs=dict(network="simba", hidden_sizes=(64,), critic_hidden_sizes=(128,)),
         logger_kwargs=dict(output_dir=out))
     crossq_returns = column(out, "AverageTestEpRet")
     out = str(tmp_path / "droq")
-    droq(lambda: gym.make("Pendulum-v1"), seed=0, epochs=2, steps_per_epoch=750,
+    droq(pendulum, seed=0, epochs=2, steps_per_epoch=750,
          start_steps=500, update_after=500, num_test_episodes=5, normalize_obs=True,
          ac_kwargs=dict(network="simba", hidden_sizes=(64,)), logger_kwargs=dict(output_dir=out))
     droq_returns = column(out, "AverageTestEpRet")

@@ -4,10 +4,9 @@ bootstrap, a time limit bootstrapped from the true last observation), never acro
 episodes, with one environment and with vector copies; resume exact with windows open;
 what cannot take n-step transitions refused."""
 
-import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import rows
+from helpers import pendulum, rows
 from test_vector import TINY, Steps, buffer_of
 
 from spinup_tf2 import sac
@@ -131,6 +130,6 @@ def test_a_vectorised_n_step_run_writes_its_open_windows_when_it_resumes(tmp_pat
     (dict(n_step=2, actor_critic="recurrent"), "n_step=2 with the recurrent variant")])
 def test_what_cannot_take_n_step_returns_is_refused(tmp_path, kwargs, words):
     with pytest.raises(SpinupError, match=words):
-        sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, **kwargs),
+        sac(pendulum, **dict(TINY, **kwargs),
             logger_kwargs=dict(output_dir=str(tmp_path / "run")))
     assert not (tmp_path / "run" / "progress.txt").exists()

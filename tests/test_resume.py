@@ -12,7 +12,7 @@ import gymnasium as gym
 import keras
 import numpy as np
 import pytest
-from helpers import TINY, rows, run_tiny, straight_and_resumed
+from helpers import TINY, pendulum, rows, run_tiny, straight_and_resumed
 
 from spinup_tf2 import sac
 from spinup_tf2.errors import SpinupError
@@ -140,11 +140,11 @@ def test_kill_minus_9_then_resume_equals_straight_run(tmp_path):
 
 def test_resume_errors(tmp_path):
     with pytest.raises(SpinupError, match="does not exist"):
-        sac(lambda: gym.make("Pendulum-v1"), resume=True,
+        sac(pendulum, resume=True,
             logger_kwargs=dict(output_dir=str(tmp_path / "nothing")))
     (tmp_path / "empty").mkdir()
     with pytest.raises(SpinupError, match="no training checkpoint"):
-        sac(lambda: gym.make("Pendulum-v1"), resume=True,
+        sac(pendulum, resume=True,
             logger_kwargs=dict(output_dir=str(tmp_path / "empty")))
     out = str(tmp_path / "run")
     run_tiny(out, epochs=1)
@@ -202,9 +202,9 @@ def test_checkpoint_of_another_progress_txt_is_never_resumed(tmp_path):
     beside the old run's checkpoint; resuming from it would keep only later rows."""
     out = str(tmp_path / "run")
     kw = dict(TINY, normalize_obs=False)
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **kw, logger_kwargs=dict(output_dir=out))
+    sac(pendulum, epochs=2, **kw, logger_kwargs=dict(output_dir=out))
     other = str(tmp_path / "other")
-    sac(lambda: gym.make("Pendulum-v1"), seed=1, epochs=2, **kw,
+    sac(pendulum, seed=1, epochs=2, **kw,
         logger_kwargs=dict(output_dir=other))
     # progress.txt of another run beside this run's checkpoint:
     with open(os.path.join(other, "progress.txt")) as f:
@@ -212,13 +212,13 @@ def test_checkpoint_of_another_progress_txt_is_never_resumed(tmp_path):
     with open(os.path.join(out, "progress.txt"), "w") as f:
         f.write(foreign)
     with pytest.raises(SpinupError, match="does not belong to the progress.txt beside it"):
-        sac(lambda: gym.make("Pendulum-v1"), epochs=3, resume=True, **kw,
+        sac(pendulum, epochs=3, resume=True, **kw,
             logger_kwargs=dict(output_dir=out))
     # A progress.txt with fewer rows than the checkpoint's epoch (a restart that stopped early):
     with open(os.path.join(out, "progress.txt"), "w") as f:
         f.write(foreign.splitlines(keepends=True)[0])
     with pytest.raises(SpinupError, match="does not belong"):
-        sac(lambda: gym.make("Pendulum-v1"), epochs=3, resume=True, **kw,
+        sac(pendulum, epochs=3, resume=True, **kw,
             logger_kwargs=dict(output_dir=out))
     assert open(os.path.join(out, "progress.txt")).read() == foreign.splitlines(True)[0]
 
@@ -357,7 +357,7 @@ def test_a_release_0_2_checkpoint_resumes(tmp_path):
 
     ck.TrainingCheckpoint._assign_variables = assign_and_look
     try:
-        sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **OLD,
+        sac(pendulum, epochs=2, resume=True, **OLD,
             logger_kwargs=dict(output_dir=run))
     finally:
         ck.TrainingCheckpoint._assign_variables = real
@@ -378,8 +378,8 @@ def test_a_checkpoint_by_position_resumes_as_the_straight_run(tmp_path):
     from spinup_tf2.training.checkpoint import write_npz
 
     straight, resumed = str(tmp_path / "straight"), str(tmp_path / "resumed")
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, **OLD, logger_kwargs=dict(output_dir=straight))
-    sac(lambda: gym.make("Pendulum-v1"), epochs=1, **OLD, logger_kwargs=dict(output_dir=resumed))
+    sac(pendulum, epochs=2, **OLD, logger_kwargs=dict(output_dir=straight))
+    sac(pendulum, epochs=1, **OLD, logger_kwargs=dict(output_dir=resumed))
     path = os.path.join(resumed, "train_state", "arrays.npz")
     with np.load(path) as data:
         arrays = {k: data[k] for k in data.files}
@@ -396,6 +396,6 @@ def test_a_checkpoint_by_position_resumes_as_the_straight_run(tmp_path):
     assert sorted(order) == sorted(n for n in arrays if n.startswith("var:"))
     old = {f"var{i}": arrays.pop(n) for i, n in enumerate(order)}
     write_npz(path, {**old, **arrays})
-    sac(lambda: gym.make("Pendulum-v1"), epochs=2, resume=True, **OLD,
+    sac(pendulum, epochs=2, resume=True, **OLD,
         logger_kwargs=dict(output_dir=resumed))
     assert rows(straight) == rows(resumed) and len(rows(straight)[1]) == 2

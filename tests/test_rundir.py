@@ -3,9 +3,8 @@
 import json
 import os
 
-import gymnasium as gym
 import pytest
-from helpers import TINY, rows, run_main
+from helpers import TINY, pendulum, rows, run_main
 
 from spinup_tf2 import rundir, sac
 from spinup_tf2.errors import SpinupError
@@ -106,7 +105,7 @@ def test_read_progress_of_a_run_stopped_before_its_first_epoch(tmp_path):
 def test_overwrite_removes_exactly_what_a_run_writes(tmp_path):
     out = str(tmp_path / "run")
     kw = dict(TINY, epochs=1, num_test_episodes=1)
-    sac(lambda: gym.make("Pendulum-v1"), **kw, logger_kwargs=dict(output_dir=out))
+    sac(pendulum, **kw, logger_kwargs=dict(output_dir=out))
     keep = ["tf2_save_backup", "vars_notes.pkl", "my_progress.txt", "train_state_copy",
             "stdout.txt", "policy.onnx"]
     for name in keep:
@@ -114,8 +113,8 @@ def test_overwrite_removes_exactly_what_a_run_writes(tmp_path):
             os.path.join(out, name), "w").write("mine")
     first = rows(out)
     with pytest.raises(SpinupError, match="already holds a run"):
-        sac(lambda: gym.make("Pendulum-v1"), **kw, logger_kwargs=dict(output_dir=out))
-    sac(lambda: gym.make("Pendulum-v1"), **kw, overwrite=True,
+        sac(pendulum, **kw, logger_kwargs=dict(output_dir=out))
+    sac(pendulum, **kw, overwrite=True,
         logger_kwargs=dict(output_dir=out))
     assert rows(out) == first
     assert sorted(os.listdir(out)) == sorted(keep + ["config.json", "progress.txt", "tf2_save",
@@ -127,9 +126,9 @@ def test_overwrite_removes_exactly_what_a_run_writes(tmp_path):
 def test_logger_kwargs_overwrite_still_works_with_a_note(tmp_path, capsys):
     out = str(tmp_path / "run")
     kw = dict(TINY, epochs=1, num_test_episodes=1)
-    sac(lambda: gym.make("Pendulum-v1"), **kw, logger_kwargs=dict(output_dir=out))
+    sac(pendulum, **kw, logger_kwargs=dict(output_dir=out))
     capsys.readouterr()
-    sac(lambda: gym.make("Pendulum-v1"), **kw,
+    sac(pendulum, **kw,
         logger_kwargs=dict(output_dir=out, overwrite=True))
     printed = capsys.readouterr().out
     assert "logger_kwargs['overwrite'] is deprecated" in printed
@@ -184,7 +183,7 @@ def test_a_second_writer_is_refused_while_a_run_writes_and_a_kill_frees_the_dire
         for extra in (dict(resume=True), dict(overwrite=True)):
             assert proc.poll() is None  # the first run is still writing
             with pytest.raises(SpinupError, match="being written by another process"):
-                sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=5000), **extra,
+                sac(pendulum, **dict(TINY, epochs=5000), **extra,
                     logger_kwargs=dict(output_dir=str(out)))
         assert (out / "config.json").read_text() == before and proc.poll() is None
     finally:
@@ -206,14 +205,14 @@ def test_a_second_writer_is_refused_while_a_run_writes_and_a_kill_frees_the_dire
 def test_a_checkpoint_without_its_progress_digest_is_not_resumed(tmp_path):
     out = str(tmp_path / "run")
     kw = dict(TINY, epochs=1, num_test_episodes=1)
-    sac(lambda: gym.make("Pendulum-v1"), **kw, logger_kwargs=dict(output_dir=out))
+    sac(pendulum, **kw, logger_kwargs=dict(output_dir=out))
     state_path = os.path.join(out, "train_state", "state.json")
     state = json.load(open(state_path))
     state["progress_sha256"] = None
     json.dump(state, open(state_path, "w"))
     progress = open(os.path.join(out, "progress.txt")).read()
     with pytest.raises(SpinupError, match="does not belong to the progress.txt"):
-        sac(lambda: gym.make("Pendulum-v1"), **dict(kw, epochs=2), resume=True,
+        sac(pendulum, **dict(kw, epochs=2), resume=True,
             logger_kwargs=dict(output_dir=out))
     assert open(os.path.join(out, "progress.txt")).read() == progress
 
@@ -225,7 +224,7 @@ def test_run_files_that_are_symlinks_are_refused(tmp_path, name):
     target.write_text("not yours")
     os.symlink(target, out / name)
     with pytest.raises(SpinupError, match=f"symbolic links where a run writes.*{name}"):
-        sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1),
+        sac(pendulum, **dict(TINY, epochs=1),
             logger_kwargs=dict(output_dir=str(out)))
     assert target.read_text() == "not yours" and sorted(os.listdir(out)) == [name]
 
@@ -246,7 +245,7 @@ def test_a_run_directory_naming_a_module_runs_no_code(tmp_path):
     from helpers import assert_clean_error, cli
 
     out = tmp_path / "run"
-    sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1, num_test_episodes=1),
+    sac(pendulum, **dict(TINY, epochs=1, num_test_episodes=1),
         logger_kwargs=dict(output_dir=str(out)))
     config = json.load(open(out / "config.json"))
     config["env_name"] = "mymod:Pendulum-v1"
@@ -275,7 +274,7 @@ def test_a_recorded_env_spec_naming_a_module_runs_no_code(tmp_path, capfd, monke
     gymnasium would import: only a registered id, its registered entry point and
     gymnasium's own wrappers are made unless the directory is trusted."""
     out = tmp_path / "run"
-    sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1, num_test_episodes=1),
+    sac(pendulum, **dict(TINY, epochs=1, num_test_episodes=1),
         logger_kwargs=dict(output_dir=str(out)))
     config = json.load(open(out / "config.json"))
     json.dump(dict(config, env_spec=edit(config["env_spec"])), open(out / "config.json", "w"))
@@ -294,7 +293,7 @@ def test_python_runs_without_output_dir_get_distinct_directories(tmp_path, monke
     made = [rundir.new_run_dir() for _ in range(3)]  # the same second, most likely
     assert len(set(made)) == 3 and all(os.path.isdir(m) and not os.listdir(m) for m in made)
     assert all(os.path.dirname(m) == str(tmp_path / "sac") for m in made)
-    sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1, num_test_episodes=1),
+    sac(pendulum, **dict(TINY, epochs=1, num_test_episodes=1),
         logger_kwargs=dict(exp_name="py"))
     (run,) = os.listdir(tmp_path / "py")
     config = json.load(open(tmp_path / "py" / run / "config.json"))
@@ -316,7 +315,7 @@ def test_special_files_in_a_run_directory_are_refused_or_skipped_at_once(tmp_pat
     assert (tmp_path / "p.png").exists()
     # a run refuses to write into it; test_policy refuses a FIFO config.json
     with pytest.raises(SpinupError, match="is a FIFO"):
-        sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1), overwrite=True,
+        sac(pendulum, **dict(TINY, epochs=1), overwrite=True,
             logger_kwargs=dict(output_dir=str(fifo)))
     os.makedirs(fifo / "tf2_save")
     os.mkfifo(fifo / "config.json")
@@ -384,7 +383,7 @@ def test_a_saved_model_that_does_more_than_act_is_refused(tmp_path, capfd):
             return self.mu(x)
 
     out = tmp_path / "run"
-    sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1, num_test_episodes=1),
+    sac(pendulum, **dict(TINY, epochs=1, num_test_episodes=1),
         logger_kwargs=dict(output_dir=str(out)))
     res = run_main(capfd, "test_policy", str(out), "-nr", "-n", "1", "-d")
     assert res.returncode == 0 and "Episode 0" in res.stdout  # ours passes the check

@@ -6,7 +6,7 @@ import os
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import actor_critics
+from helpers import actor_critics, pendulum
 
 from spinup_tf2.algos.sac import fast_path
 from spinup_tf2.algos.sac import sac as sac_mod
@@ -189,7 +189,7 @@ def test_arguments_that_would_fail_later_are_refused_before_any_output(tmp_path,
     out = tmp_path / "run"
     kwargs = dict(kwargs)
     logger_kwargs = dict(output_dir=str(out), **kwargs.pop("logger_kwargs", {}))
-    env_fn = kwargs.pop("env_fn", lambda: gym.make("Pendulum-v1"))
+    env_fn = kwargs.pop("env_fn", pendulum)
     with pytest.raises(SpinupError) as err:
         sac_mod.sac(env_fn, logger_kwargs=logger_kwargs, **kwargs)
     assert words in str(err.value)
@@ -256,7 +256,7 @@ def test_updates_per_step_multiplies_the_updates_of_each_block(tmp_path):
     counts = {}
     for k in (1, 3):
         out = tmp_path / f"k{k}"
-        sac_mod.sac(lambda: gym.make("Pendulum-v1"), **dict(TINY, epochs=1),
+        sac_mod.sac(pendulum, **dict(TINY, epochs=1),
                     updates_per_step=k, logger_kwargs=dict(output_dir=str(out)))
         with np.load(out / "train_state" / "arrays.npz") as arrays:
             # The policy optimizer's beta_2 ** t (fast_path's Adam; beta_2 = 0.999) gives t.

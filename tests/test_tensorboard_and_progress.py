@@ -4,9 +4,8 @@ import os
 import subprocess
 import sys
 
-import gymnasium as gym
 import pytest
-from helpers import rows, run_tiny
+from helpers import pendulum, rows, run_tiny
 
 from spinup_tf2 import sac
 
@@ -46,7 +45,7 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capfd):
             "start_steps=200, update_after=100, num_test_episodes=1, "
             "ac_kwargs=dict(hidden_sizes=(8,)), logger_kwargs=dict(output_dir=%r))\n")
     # Redirected output (pytest captures it: not a terminal): no bar.
-    sac(lambda: gym.make("Pendulum-v1"), epochs=1, steps_per_epoch=400, start_steps=200,
+    sac(pendulum, epochs=1, steps_per_epoch=400, start_steps=200,
         update_after=100, num_test_episodes=1, ac_kwargs=dict(hidden_sizes=(8,)),
         logger_kwargs=dict(output_dir=str(tmp_path / "a")))
     out, err = capfd.readouterr()

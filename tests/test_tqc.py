@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import TINY, run_tiny, straight_and_resumed
+from helpers import TINY, pendulum, run_tiny, straight_and_resumed
 
 from spinup_tf2.algos.sac import tqc
 from spinup_tf2.errors import SpinupError
@@ -75,7 +75,7 @@ def test_tqc_runs_with_its_own_defaults(tmp_path):
     from spinup_tf2 import tqc as tqc_fn
 
     out = tmp_path / "run"
-    tqc_fn(lambda: gym.make("Pendulum-v1"), epochs=1, steps_per_epoch=400, start_steps=200,
+    tqc_fn(pendulum, epochs=1, steps_per_epoch=400, start_steps=200,
            update_after=100, num_test_episodes=1, replay_size=1000, ac_kwargs=SMALL,
            logger_kwargs=dict(output_dir=str(out)))
     config = json.loads((out / "config.json").read_text())

@@ -8,7 +8,7 @@ import sys
 import gymnasium as gym
 import imageio.v3 as iio
 import pytest
-from helpers import HANG, TINY, assert_clean_error, cli, rows, run_tiny
+from helpers import HANG, TINY, assert_clean_error, cli, pendulum, rows, run_tiny
 
 from spinup_tf2 import sac
 from spinup_tf2.errors import SpinupError
@@ -99,9 +99,9 @@ def test_videos_during_training_change_no_number(tmp_path):
     run's numbers are those of the same run without videos."""
     kw = dict(TINY, epochs=2, max_ep_len=60)
     with_video, without = str(tmp_path / "with"), str(tmp_path / "without")
-    sac(lambda: gym.make("Pendulum-v1"), **kw, video_freq=1,
+    sac(pendulum, **kw, video_freq=1,
         logger_kwargs=dict(output_dir=with_video))
-    sac(lambda: gym.make("Pendulum-v1"), **kw, logger_kwargs=dict(output_dir=without))
+    sac(pendulum, **kw, logger_kwargs=dict(output_dir=without))
     assert sorted(os.listdir(os.path.join(with_video, "videos"))) == ["epoch_1.mp4",
                                                                       "epoch_2.mp4"]
     for name in ("epoch_1.mp4", "epoch_2.mp4"):

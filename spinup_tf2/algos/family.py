@@ -1,5 +1,5 @@
-"""The SAC family's functions, ``crossq()``, ``tqc()``, ``droq()``, ``redq()``: one per entry of
-the family's table (:mod:`spinup_tf2.family`), each ``sac()`` with that variant's defaults.
+"""The SAC family's functions (``crossq()``, ...): one per entry of the family's table
+(:mod:`spinup_tf2.family`), each ``sac()`` with that variant's defaults.
 
 No TensorFlow until a function runs: the launcher reads their signatures and docstrings
 here.

@@ -32,6 +32,7 @@ from typing import Any
 from spinup_tf2 import rundir
 from spinup_tf2.arguments import TUNE_ARGS
 from spinup_tf2.errors import SpinupError, cli_main, colorize
+from spinup_tf2.family import ALGORITHMS
 from spinup_tf2.launch.study import (
     COMMAND_KEY,
     ERROR_KEY,
@@ -694,7 +695,7 @@ SUBSTITUTED = {"num_cpu": "cpu"}  # flags --help names by their shorter form
 TUNE_USAGE = """
 python -m spinup_tf2.run tune ALGO --env ENV [--FLAG DISTRIBUTION ...] [--FLAG VALUE ...]
 
-Searches ALGO's (sac, crossq, tqc, droq, redq) settings with an Optuna study. A flag given
+Searches ALGO's ({algos}) settings with an Optuna study. A flag given
 a distribution is searched: uniform:LOW:HIGH, loguniform:LOW:HIGH, int:LOW:HIGH,
 logint:LOW:HIGH, choice:A,B,... (e.g. --lr loguniform:1e-4:3e-3 --hid choice:[64],[256,256]);
 any other flag of ALGO (python -m spinup_tf2.run ALGO --help) is fixed. Several --env or
@@ -702,7 +703,7 @@ any other flag of ALGO (python -m spinup_tf2.run ALGO --help) is fixed. Several 
 
 The study's flags:
 
-"""
+""".replace("{algos}", ", ".join(ALGORITHMS))
 
 
 def main(argv: list[str]) -> int:

@@ -74,9 +74,10 @@ def q_runaway(epoch_dict: dict, rewards: np.ndarray | None, gamma: float,
             f"and log pi in [{lo:.4g}, {hi:.4g}] allow "
             f"[{lower:.4g}, {upper:.4g}]. The run goes on, but its policy chases these "
             f"values. Usual causes: many updates per step on little data (a high "
-            f"updates_per_step from an early update_after; REDQ and DroQ start at 5,000 or "
-            f"regularize their critics), a learning rate too large for the reward scale, or "
-            f"rewards of huge magnitude. This warning is not repeated in this run.")
+            f"updates_per_step from an early update_after; the family's variants made for it "
+            f"start later or regularize their critics), a learning rate too large for the "
+            f"reward scale, or rewards of huge magnitude. This warning is not repeated in this "
+            f"run.")
 
 
 def stored_rewards(replay_buffer) -> np.ndarray | None:

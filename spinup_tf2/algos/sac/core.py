@@ -43,7 +43,7 @@ class ResidualBlock(keras.layers.Layer):
 
     ``norm`` is the block's normalisation layer (a LayerNormalization, SimBa's, unless
     given: CrossQ gives its Batch Renormalization) and ``dropout`` a layer after the inner
-    layer (None, or DroQ's dropout); both are called with ``training``."""
+    layer (None, or a variant's dropout); both are called with ``training``."""
 
     def __init__(self, width: int, activation: Callable, norm: keras.layers.Layer | None = None,
                  dropout: keras.layers.Layer | None = None, **kwargs):

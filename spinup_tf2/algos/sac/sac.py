@@ -358,13 +358,14 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
             nothing. Needs the ``video`` extra and a registered environment.
 
         updates_per_step (int): Updates per environment step (SB3's
-            ``gradient_steps``, ML-Agents' ``steps_per_update``; DroQ-style
-            set-ups use 10-20): after every ``update_every`` steps,
+            ``gradient_steps``, ML-Agents' ``steps_per_update``; the family's
+            high-ratio variants use 20): after every ``update_every`` steps,
             ``updates_per_step * update_every`` updates, still in one compiled
             call. 1 (the default) is Spinning Up's schedule. At 20, plain SAC's
             critics ran away in a short check (Hopper-v5, alpha learned, updates
-            from step 500: mean Q 2,600 by step 2,000); DroQ and REDQ are made
-            for it.
+            from step 500: mean Q 2,600 by step 2,000); the family's variants
+            with ``updates_per_step`` 20 (:mod:`spinup_tf2.family`) are made for
+            it.
 
         num_envs (int): Copies of the environment stepping at once (gymnasium's
             vector API); ``steps_per_epoch``, ``start_steps``, ``update_after``
@@ -417,26 +418,24 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     logger_kwargs, overwrite, video_freq = run_settings(config, note=True, settle=True)
     env, test_env = envs.make_env(env_fn), envs.make_env(env_fn)
     spaces = envs.network_spaces(env)  # the layout, action scale and spaces the networks see
-    discrete, obs_dim, act_dim, n_noise = check_spaces(spaces.observation_space,
-                                                       spaces.action_space, normalize_obs)
-    variant, actor_critic = pick_variant(actor_critic, ac_kwargs, spaces.observation_space,
-                                         discrete)
+    layout, scale, obs_space, act_space = spaces
+    discrete, obs_dim, act_dim, n_noise = check_spaces(obs_space, act_space, normalize_obs)
+    variant, actor_critic = pick_variant(actor_critic, ac_kwargs, obs_space, discrete)
     # What fails only when stepped, before anything is written; does it report success?
     success = "is_success" in envs.check_first_step(test_env)
-    her_kwargs = check_replay(variant, spaces.layout, env, n_step, her, goal_selection_strategy,
+    her_kwargs = check_replay(variant, layout, env, n_step, her, goal_selection_strategy,
                               n_sampled_goal, replay_buffer_class)
     config["actor_critic"] = actor_critic
     unrecorded = record_env(config, env)
-    videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded, spaces.layout,
-                         spaces.scale)
+    videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded, layout, scale)
 
     n_procs, local_steps_per_epoch, local_start_steps, local_update_after, local_test_episodes \
         = process_shares(steps_per_epoch, start_steps, update_after, num_test_episodes)
     keras.utils.set_random_seed(int(seed))  # Python, numpy and TensorFlow: the initial weights
     seed = int(seed) + 10_000 * proc_id()  # each process explores and samples differently
     rng = np.random.default_rng(seed)  # exploration noise and minibatches
-    env, test_env = (ReplayableEpisodes(env, seed, spaces.layout, spaces.scale),
-                     ReplayableEpisodes(test_env, seed + 10_000, spaces.layout, spaces.scale))
+    env, test_env = (ReplayableEpisodes(env, seed, layout, scale),
+                     ReplayableEpisodes(test_env, seed + 10_000, layout, scale))
 
     # Create actor-critic module and target networks (sharing the observation statistics)
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
@@ -452,8 +451,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
     # What steps: env, or num_envs copies of it (then env only records how they are made).
     collector = env if num_envs == 1 else VectorEpisodes(
-        env_fn, num_envs, vector_mode, max_ep_len, seed, envs.stats_attributes(env), spaces.layout,
-        spaces.scale)
+        env_fn, num_envs, vector_mode, max_ep_len, seed, envs.stats_attributes(env), layout, scale)
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)

@@ -8,10 +8,10 @@ often the policy steps, Adam's betas; the actor-critic's ``critics`` say how man
 ``sac()`` itself tests no kind.
 
 The records here: ``mlp`` (Spinning Up's SAC), ``discrete`` (SAC for discrete actions),
-``pixels`` (DrQ's SAC from images), ``recurrent`` (memory), ``crossq``
-(:mod:`spinup_tf2.algos.sac.crossq`), ``tqc`` (:mod:`spinup_tf2.algos.sac.tqc`), ``droq``
-(:mod:`spinup_tf2.algos.sac.droq`) and ``redq`` (:mod:`spinup_tf2.algos.sac.redq`). A new
-kind is a new record; see "How to add a variant" in ``docs/design.md``. An actor-critic
+``pixels`` (DrQ's SAC from images), ``recurrent`` (memory), and one per member of the SAC
+family, made from its entry (:mod:`spinup_tf2.family`, :func:`family_record`). A new kind is
+a new record, or for the family a new entry; see "How to add a variant" in
+``docs/design.md``. An actor-critic
 class names its record with a class attribute ``variant`` (a record's name, or a
 :class:`Variant` itself).
 """
