@@ -16,8 +16,10 @@ A fact is its kind and its runs: a group name (:data:`GROUPS`), a folder of
 - ``runs RUNS``: how many runs there are;
 - ``minutes RUNS``: the runs' wall-clock by their last ``Time``, in minutes (``a-b`` for
   several; the column counts pauses and whatever shared the cores);
-- ``hours RUNS``: their ``Time`` added up, in hours;
+- ``hours RUNS``: their ``Time`` added up, in hours (one decimal); ``seconds RUN``: a run's,
+  in seconds;
 - ``last RUN``: the run's last ``AverageTestEpRet``;
+- ``epoch RUN E``: its ``AverageTestEpRet`` at epoch E;
 - ``mean RUN N``: the mean ``AverageTestEpRet`` of its last N epochs;
 - ``range RUN A B``: the lowest and highest ``AverageTestEpRet`` of epochs A to B;
 - ``full RUN N``: how many of the last N tests ran full episodes (``TestEpLen`` at
@@ -76,10 +78,12 @@ def fact(words: list[str]) -> str:
     runs = run_dirs(spec)
     if kind == "runs":
         return str(len(runs))
-    if kind in ("minutes", "hours"):
+    if kind in ("minutes", "hours", "seconds"):
         times = [float(progress(r)[-1]["Time"]) for r in runs]
         if kind == "hours":
-            return f"{sum(times) / 3600:.0f}"
+            return f"{sum(times) / 3600:.1f}"
+        if kind == "seconds":
+            return number(sum(times))
         low, high = round(min(times) / 60), round(max(times) / 60)
         return str(low) if low == high else f"{low}-{high}"
     (run,) = runs
@@ -87,6 +91,8 @@ def fact(words: list[str]) -> str:
     tests = [float(r["AverageTestEpRet"]) for r in rows]
     if kind == "last":
         return number(tests[-1])
+    if kind == "epoch":
+        return number(tests[int(rest[0]) - 1])
     if kind == "mean":
         part = tests[-int(rest[0]):]
         return number(sum(part) / len(part))
