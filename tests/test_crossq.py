@@ -99,7 +99,7 @@ def test_updates_without_a_policy_step_skip_its_part_and_log_its_latest():
     env = gym.make("Pendulum-v1")
     ac = crossq.CrossQActorCritic(env.observation_space, env.action_space, **SMALL)
     pi_opt, q_opt = make_optimizers(ac, 1e-3, CROSSQ.adam_betas)
-    update = tf.function(make_update(ac, None, pi_opt, q_opt, 0.99, 0.2, 0.995, variant=CROSSQ))
+    update = tf.function(make_update(ac, None, pi_opt, q_opt, 0.2, 0.995, variant=CROSSQ))
     rng = np.random.default_rng(3)
     batch = [rng.normal(size=shape).astype(np.float32)
              for shape in ((8, 3), (8, 1), (8,), (8, 3), (8,), (16, 1))]

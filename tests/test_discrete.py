@@ -32,7 +32,7 @@ def test_discrete_fused_block_equals_single_updates():
         variables = (ac.trainable_variables + ac_targ.q1.trainable_variables
                      + ac_targ.q2.trainable_variables + tuner.variables)
         start = [v.numpy().copy() for v in variables]
-        update = sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, 0.99, 0.2, 0.995, tuner)
+        update = sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, 0.2, 0.995, tuner)
         if fused:
             info = fast_path.make_update_block(update)(*data)
             losses = np.stack([info[k].numpy() for k in ("LossQ1", "LossPi", "Alpha")])
@@ -67,7 +67,7 @@ def test_discrete_losses_match_numpy():
     o, o2 = rng.normal(size=(5, 4)).astype(np.float32), rng.normal(size=(5, 4)).astype(np.float32)
     a = np.array([[0], [1], [1], [0], [1]], np.float32)
     r, d = rng.normal(size=5).astype(np.float32), np.array([0, 0, 1, 0, 0], np.float32)
-    out = sac_mod.discrete_losses(ac, ac_targ, o, a, r, o2, d, None, 0.2, 0.99)
+    out = sac_mod.discrete_losses(ac, ac_targ, o, a, r, o2, 0.99 * (1 - d), None, 0.2)
     (loss_q1, _), (q1, _), loss_pi, logp = out.loss_q, out.q, out.loss_pi, out.logp_pi
     p, lp = (x.numpy() for x in ac.pi.dist(o))
     p2, lp2 = (x.numpy() for x in ac.pi.dist(o2))

@@ -22,7 +22,7 @@ def _alpha_after_updates(target_entropy, n=20):
                                               env.action_space, dict(hidden_sizes=(16,)))
     pi_opt, q_opt = sac_mod.make_optimizers(ac, 1e-2)
     tuner = fast_path.EntropyTuner(1.0, target_entropy, 1e-2)
-    update = sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, 0.99, 1.0, 0.995, tuner)
+    update = sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, 1.0, 0.995, tuner)
     assert update.logged_keys[-2:] == ("Alpha", "LossAlpha")
     block = fast_path.make_update_block(update)
     rng = np.random.default_rng(0)

@@ -55,7 +55,7 @@ sync_params(variables)
 synced = params_in_sync(variables)
 pi_opt, q_opt = S.make_optimizers(ac, 1e-3)
 tuner = F.EntropyTuner(1.0, -1.0, 1e-3)
-block = F.make_update_block(S.make_update(ac, ac_targ, pi_opt, q_opt, 0.99, 0.2, 0.995, tuner,
+block = F.make_update_block(S.make_update(ac, ac_targ, pi_opt, q_opt, 0.2, 0.995, tuner,
                                           average_grads=make_grad_averager()))
 rng = np.random.default_rng(100 + M.proc_id())  # each rank its own minibatches
 f = np.float32
@@ -91,16 +91,16 @@ ac, _ = S.build_actor_critics(CROSSQ.actor_critic, env.observation_space, env.ac
 every = [v for m in ac.models for v in m.variables]  # the running statistics too
 sync_params(ac.trainable_variables)
 pi_opt, q_opt = S.make_optimizers(ac, 1e-3, CROSSQ.adam_betas)
-block = F.make_update_block(S.make_update(ac, None, pi_opt, q_opt, 0.99, 0.2, 0.995, None,
+block = F.make_update_block(S.make_update(ac, None, pi_opt, q_opt, 0.2, 0.995, None,
                                           make_grad_averager(), CROSSQ))
 rng = np.random.default_rng(100 + M.proc_id())  # each rank its own data and minibatches
 buf = ReplayBuffer(3, 1, 200)
 for _ in range(200):
     buf.store(rng.normal(size=3), rng.uniform(-2, 2, 1), rng.normal(), rng.normal(size=3), 0.0)
-R.run_updates(block, buf, 16, rng, 6, 1, ac, CROSSQ)
+R.run_updates(block, buf, 16, rng, 6, 1, ac, CROSSQ, gamma=0.99)
 after = params_in_sync(every)
 moved = float(np.abs(ac.local_statistics()[0].numpy()).max())  # from its start at 0
-block(*R.update_inputs(buf, 16, rng, 6, 1, ac, CROSSQ))  # a block left unaveraged
+block(*R.update_inputs(buf, 16, rng, 6, 1, ac, CROSSQ, gamma=0.99))  # a block left unaveraged
 unaveraged = params_in_sync(ac.local_statistics())
 with open(f"{sys.argv[1]}/crossq_{M.proc_id()}.json", "w") as f:
     json.dump(dict(after=after, moved=moved, unaveraged=unaveraged), f)

@@ -12,6 +12,7 @@ from test_vector import TINY, Steps, buffer_of
 from spinup_tf2 import sac
 from spinup_tf2.algos.sac.buffers import ReplayBuffer
 from spinup_tf2.algos.sac.nstep import NStepReturns
+from spinup_tf2.algos.sac.replay import discount_of
 from spinup_tf2.errors import SpinupError
 
 GAMMA = 0.5  # powers of a half: the expected returns are exact in float32
@@ -21,8 +22,8 @@ MAX_EP_LEN = TINY["max_ep_len"]
 def check_windows(buf, n, strict=True):
     """Every stored transition of Steps (observation (k, end), reward k after each step,
     terminated at k == end, cut at k == 4): within one episode, its reward the discounted
-    sum of the rewards it spans, its done the bootstrap it loses. ``strict``: each spans
-    exactly min(n, steps left in its episode)."""
+    sum of the rewards it spans, its done whether it ends in a termination, its steps those
+    it spans. ``strict``: each spans exactly min(n, steps left in its episode)."""
     o, o2, r, d = buf["buf_obs"], buf["buf_obs2"], buf["buf_rew"], buf["buf_done"]
     k, end, steps = o[:, 0], o[:, 1], o2[:, 0] - o[:, 0]
     assert np.all(o2[:, 1] == end) and np.all(steps >= 1) and np.all(steps <= n)
@@ -33,7 +34,8 @@ def check_windows(buf, n, strict=True):
     expected = [sum(GAMMA ** j * (ki + 1 + j) for j in range(int(s))) for ki, s in zip(k, steps)]
     np.testing.assert_allclose(r, expected, rtol=1e-6)
     terminated = o2[:, 0] == end
-    np.testing.assert_allclose(d, 1 - GAMMA ** (steps - 1) * (1 - terminated), rtol=1e-6)
+    np.testing.assert_array_equal(d, terminated)
+    np.testing.assert_array_equal(buf["buf_steps"], steps)
     return steps, terminated
 
 
@@ -69,7 +71,23 @@ def test_the_writer_by_hand():
     n = buf.size
     np.testing.assert_allclose(buf.rew_buf[:n], [1 + 1 + 1, 2 + 2 + 2, 4 + 4, 8, 1 + 1, 2])
     np.testing.assert_array_equal(buf.obs2_buf[:n, 0], [3, 4, 4, 4, 12, 12])
-    np.testing.assert_allclose(buf.done_buf[:n], [0.75, 0.75, 0.5, 0, 1, 1])
+    np.testing.assert_array_equal(buf.done_buf[:n], [0, 0, 0, 0, 1, 1])  # terminations
+    np.testing.assert_array_equal(buf.steps_buf[:n], [3, 3, 2, 1, 2, 1])
+    # the backup's discount gamma ** k (1 - d): what the fractional done of 0.3 gave
+    batch = dict(done=buf.done_buf[:n], steps=buf.steps_buf[:n])
+    np.testing.assert_allclose(discount_of(batch, GAMMA),
+                               GAMMA * (1 - np.array([0.75, 0.75, 0.5, 0, 1, 1])))
+
+
+def test_a_buffer_of_ones_own_that_keeps_no_steps_is_refused_for_n_step_returns():
+    class NoSteps:
+        def store(self, obs, act, rew, next_obs, done):
+            pass
+
+    NStepReturns(NoSteps(), 1, GAMMA)  # one step needs none
+    with pytest.raises(SpinupError, match=r"n_step=3 with the replay buffer NoSteps, whose "
+                                          r"store\(\) takes no steps argument"):
+        NStepReturns(NoSteps(), 3, GAMMA)
 
 
 def test_open_windows_round_trip_through_a_buffer_of_ones_own():
@@ -80,8 +98,8 @@ def test_open_windows_round_trip_through_a_buffer_of_ones_own():
         def __init__(self):
             self.rows = []
 
-        def store(self, *transition):
-            self.rows.append(transition)
+        def store(self, *transition, steps=1):
+            self.rows.append((*transition, steps))
 
         def state_arrays(self):
             return {}
@@ -133,3 +151,20 @@ def test_what_cannot_take_n_step_returns_is_refused(tmp_path, kwargs, words):
         sac(pendulum, **dict(TINY, **kwargs),
             logger_kwargs=dict(output_dir=str(tmp_path / "run")))
     assert not (tmp_path / "run" / "progress.txt").exists()
+
+
+def test_a_checkpoint_of_0_3_with_a_fractional_done_resumes_with_its_discounts():
+    """Before the discount was a named batch entry, an n-step transition kept it in done
+    (1 - gamma ** (k - 1) (1 - terminated)) and the buffer kept no steps: such a checkpoint
+    loads with one step each, and the discounts are the ones its run used, gamma (1 - d)."""
+    old_done = np.array([0.75, 0.5, 0.0, 1.0], np.float32)
+    arrays = dict(buf_obs=np.zeros((4, 1), np.float32), buf_obs2=np.zeros((4, 1), np.float32),
+                  buf_act=np.zeros((4, 1), np.float32), buf_rew=np.ones(4, np.float32),
+                  buf_done=old_done, buf_ptr=np.array(4), buf_size=np.array(4))
+    buf = ReplayBuffer(1, 1, 10)
+    buf.load_state_arrays(arrays)
+    batch = buf.sample_batch(64, np.random.default_rng(0))
+    np.testing.assert_array_equal(batch["steps"], 1)
+    np.testing.assert_array_equal(discount_of(batch, GAMMA),
+                                  (np.float32(GAMMA) * (1 - batch["done"])).astype(np.float32))
+    assert set(np.round(discount_of(batch, GAMMA), 6)) <= {0.125, 0.25, 0.5, 0.0}

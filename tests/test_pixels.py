@@ -207,9 +207,8 @@ def test_the_encoder_learns_from_the_critics_only(discrete):
     shifts = pixels.shift_draws(rng, ac, 1, 8)[0]
     with tf.GradientTape(persistent=True) as tape:
         out = losses(
-            ac, ac_targ, o, a, np.ones(8, np.float32), o2, np.zeros(8, np.float32),
-            rng.standard_normal((16, 3 if discrete else 2)).astype(np.float32), 0.1, 0.99,
-            shifts)
+            ac, ac_targ, o, a, np.ones(8, np.float32), o2, np.full(8, 0.99, np.float32),
+            rng.standard_normal((16, 3 if discrete else 2)).astype(np.float32), 0.1, shifts)
         loss_pi, logp_pi, loss_q = out.loss_pi, out.logp_pi, out.loss_q[0] + out.loss_q[1]
         policy_only = tf.reduce_sum(logp_pi)  # what the actor computes from its features
     encoder = ac.encoder.trainable_variables

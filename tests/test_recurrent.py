@@ -113,8 +113,8 @@ def test_masked_steps_do_not_reach_the_losses():
 
     def losses(b):
         out = R.sequence_losses(
-            S.continuous_losses, ac, ac_targ, b["o"], b["a"], b["r"], b["o2"], b["d"], noise,
-            0.2, 0.99, b["start"], b["state"], b["mask"])
+            S.continuous_losses, ac, ac_targ, b["o"], b["a"], b["r"], b["o2"],
+            0.99 * (1 - b["d"]), noise, 0.2, b["start"], b["state"], b["mask"])
         return [v.numpy() for v in (out.loss_pi, *out.loss_q)]
 
     before = losses(batch)

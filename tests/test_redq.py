@@ -40,7 +40,7 @@ def test_the_backup_is_the_minimum_of_the_drawn_target_critics_and_the_policy_th
     targ = [q(o2, pi_next).numpy() for q in ac_targ.critics]
     pi, logp = ac.pi(o, noise=noise[:b])
     for subset in ([3, 1], [0, 4], [2, 0]):
-        out = redq.redq_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma,
+        out = redq.redq_losses(ac, ac_targ, o, a, r, o2, gamma * (1 - d), noise, alpha,
                                tf.constant(subset, tf.int32))
         backup = r + gamma * (1 - d) * (np.minimum(targ[subset[0]], targ[subset[1]])
                                         - alpha * logp_next.numpy())
@@ -50,7 +50,7 @@ def test_the_backup_is_the_minimum_of_the_drawn_target_critics_and_the_policy_th
     q_mean = np.mean([qi(o, pi).numpy() for qi in ac.critics], axis=0)
     np.testing.assert_allclose(out.loss_pi.numpy(), np.mean(alpha * logp.numpy() - q_mean),
                                rtol=1e-5)
-    critic_only = redq.redq_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma,
+    critic_only = redq.redq_losses(ac, ac_targ, o, a, r, o2, gamma * (1 - d), noise, alpha,
                                    tf.constant([2, 0], tf.int32), policy=False)
     assert critic_only.loss_pi is None and critic_only.logp_pi is None
     np.testing.assert_allclose([x.numpy() for x in critic_only.loss_q],

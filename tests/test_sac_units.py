@@ -77,7 +77,7 @@ def test_targets_start_equal_to_main_networks_and_are_separate():
 def test_one_update_moves_targets_by_polyak():
     ac, ac_targ, pi_opt, q_opt = _setup()
     polyak = 0.9
-    update = tf.function(sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, gamma=0.99, alpha=0.2,
+    update = tf.function(sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, alpha=0.2,
                                              polyak=polyak))
     targ_before = _values(ac_targ.q1.trainable_variables + ac_targ.q2.trainable_variables)
     targ_pi_before = _values(ac_targ.pi.trainable_variables)
@@ -109,7 +109,7 @@ def test_fused_block_equals_single_compiled_updates(jit_compile):
     runs = []
     for fused in (True, False):
         ac, ac_targ, pi_opt, q_opt = _setup(seed=3)
-        update = sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, gamma=0.99, alpha=0.2,
+        update = sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, alpha=0.2,
                                      polyak=0.995)
         if fused:
             info = fast_path.make_update_block(update, jit_compile=jit_compile)(*data)
@@ -231,7 +231,7 @@ def test_continuous_losses_match_numpy():
     o, a, r, o2, d, noise = (x[0] for x in _batches(1, batch=6, seed=5))
     d[2] = 1.0
     alpha, gamma = 0.2, 0.99
-    out = sac_mod.continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma)
+    out = sac_mod.continuous_losses(ac, ac_targ, o, a, r, o2, gamma * (1 - d), noise, alpha)
     (loss_q1, loss_q2), (q1, q2), loss_pi, logp = out.loss_q, out.q, out.loss_pi, out.logp_pi
     pi, logp_pi = (x.numpy() for x in ac.pi(o, noise=noise[:6]))
     pi2, logp_pi2 = (x.numpy() for x in ac.pi(o2, noise=noise[6:]))

@@ -45,7 +45,7 @@ def test_the_backup_drops_the_largest_target_quantiles():
     o, o2 = (rng.normal(size=(6, 3)).astype(np.float32) for _ in range(2))
     a, r = rng.uniform(-2, 2, (6, 1)).astype(np.float32), rng.normal(size=6).astype(np.float32)
     d, noise = np.array([0, 1, 0, 0, 1, 0], np.float32), rng.normal(size=(12, 1)).astype(np.float32)
-    out = tqc.tqc_losses(ac, ac_targ, o, a, r, o2, d, noise, 0.2, 0.99)
+    out = tqc.tqc_losses(ac, ac_targ, o, a, r, o2, 0.99 * (1 - d), noise, 0.2)
     pi2, logp2 = (x.numpy() for x in ac.pi(o2, noise=noise[6:]))
     pooled = np.sort(np.concatenate([q(o2, pi2).numpy() for q in ac_targ.critics], 1), 1)
     kept = pooled[:, :3 * (5 - 1)]  # 12 of 15

@@ -39,14 +39,14 @@ class TriActorCritic(core.MLPActorCritic):
         return (self.q1, self.q2, self.q3)
 
 
-def tri_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
+def tri_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha):
     batch = tf.shape(o)[0]
     pi, logp_pi = ac.pi(o, noise=noise[:batch])
     pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:2 * batch])
     q = tuple(critic(o, a) for critic in ac.critics)
     q_pi = tf.reduce_mean(tf.stack([critic(o, pi) for critic in ac.critics]), axis=0)
     min_q_targ = tf.reduce_min(tf.stack([c(o2, pi_next) for c in ac_targ.critics]), axis=0)
-    backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_targ - alpha * logp_pi_next))
+    backup = tf.stop_gradient(r + discount * (min_q_targ - alpha * logp_pi_next))
     loss_pi = tf.reduce_mean(alpha * logp_pi - q_pi)
     loss_q = tuple(0.5 * tf.reduce_mean((qi - backup) ** 2) for qi in q)
     return SACLosses(loss_pi, loss_q, q, logp_pi)
@@ -99,7 +99,7 @@ def test_the_three_critic_update_is_its_formula():
     o, o2 = (rng.normal(size=(5, 3)).astype(np.float32) for _ in range(2))
     a, r = rng.uniform(-2, 2, (5, 1)).astype(np.float32), rng.normal(size=5).astype(np.float32)
     d, noise = np.zeros(5, np.float32), rng.normal(size=(10, 1)).astype(np.float32)
-    out = tri_losses(ac, ac_targ, o, a, r, o2, d, noise, 0.2, 0.99)
+    out = tri_losses(ac, ac_targ, o, a, r, o2, 0.99 * (1 - d), noise, 0.2)
     pi2, logp2 = (x.numpy() for x in ac.pi(o2, noise=noise[5:]))
     targ = np.min([q(o2, pi2).numpy() for q in ac_targ.critics], axis=0)
     backup = r + 0.99 * (targ - 0.2 * logp2)
@@ -135,7 +135,7 @@ class JointActorCritic(core.MLPActorCritic):
         self.q2 = BatchNormQ(obs_dim, act_dim, hidden_sizes, name="q2")
 
 
-def joint_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
+def joint_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha):
     assert ac_targ is None  # the record says: no targets
     batch = tf.shape(o)[0]
     pi, logp_pi = ac.pi(o, noise=noise[:batch])
@@ -145,7 +145,7 @@ def joint_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma):
     q1, q1_next = tf.split(ac.q1(joint_o, joint_a, training=True), 2)
     q2, q2_next = tf.split(ac.q2(joint_o, joint_a, training=True), 2)
     min_q_next = tf.minimum(q1_next, q2_next)
-    backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_next - alpha * logp_pi_next))
+    backup = tf.stop_gradient(r + discount * (min_q_next - alpha * logp_pi_next))
     q_pi = tf.minimum(ac.q1(o, pi), ac.q2(o, pi))  # inference mode
     loss_pi = tf.reduce_mean(alpha * logp_pi - q_pi)
     loss_q = (0.5 * tf.reduce_mean((q1 - backup) ** 2), 0.5 * tf.reduce_mean((q2 - backup) ** 2))

@@ -35,7 +35,8 @@ class Steps(gym.Env):
 
 def buffer_of(run_dir):
     with np.load(run_dir / "train_state" / "arrays.npz") as arrays:
-        return {k: arrays[k] for k in ("buf_obs", "buf_obs2", "buf_rew", "buf_done")}
+        return {k: arrays[k] for k in ("buf_obs", "buf_obs2", "buf_rew", "buf_done",
+                                       "buf_steps")}
 
 
 @pytest.mark.parametrize("mode", ["sync", pytest.param("async", marks=[pytest.mark.slow,

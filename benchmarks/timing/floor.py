@@ -108,7 +108,7 @@ def real_block(env, hidden: int, batch: int, blocks: int) -> float:
     ac, ac_targ = sac_mod.build_actor_critics(core.MLPActorCritic, env.observation_space,
                                               env.action_space, dict(hidden_sizes=(hidden,) * 2))
     pi_opt, q_opt = sac_mod.make_optimizers(ac, 1e-3)
-    block = fast_path.make_update_block(sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, gamma=0.99,
+    block = fast_path.make_update_block(sac_mod.make_update(ac, ac_targ, pi_opt, q_opt,
                                                           alpha=0.2, polyak=0.995))
     args = random_block(env, batch)
 
@@ -214,7 +214,7 @@ def variant_parts(env, algo: str, batch: int) -> tuple:
         buffer.store(rng.normal(size=od), rng.uniform(-1, 1, ad), rng.normal(), rng.normal(size=od),
                      0.0)
     return variant, ac, ac_targ, block, replay.update_inputs(buffer, batch, rng, N_BLOCK, ad,
-                                                             ac, variant)
+                                                             ac, variant, gamma=0.99)
 
 
 def traced_matmuls(variant, ac, ac_targ, inputs: list, step_pi: bool) -> list:
@@ -222,14 +222,14 @@ def traced_matmuls(variant, ac, ac_targ, inputs: list, step_pi: bool) -> list:
     the gradients the update takes: the critics', and the policy's when ``step_pi``), read
     from the traced graph rather than listed by hand (for SAC it gives
     :func:`update_matmuls`'s list); a batched product counts as its batch of products."""
-    o, a, r, o2, d, noise, *extra = [tf.constant(x[0]) for x in inputs]
+    o, a, r, o2, discount, noise, *extra = [tf.constant(x[0]) for x in inputs]
     losses = variant.losses if step_pi or variant.critic_losses is None \
         else variant.critic_losses
 
     @tf.function
     def gradients():
         with tf.GradientTape(persistent=True) as tape:
-            out = losses(ac, ac_targ, o, a, r, o2, d, noise, tf.constant(0.2), 0.99, *extra)
+            out = losses(ac, ac_targ, o, a, r, o2, discount, noise, tf.constant(0.2), *extra)
             loss_q = tf.add_n(list(out.loss_q))
         grads = tape.gradient(loss_q, ac.critic_variables)
         if step_pi:

@@ -48,7 +48,7 @@ def main() -> int:
         pixels.PixelActorCritic, spaces.Box(0, 255, shape, np.uint8), act_space, {})
     pi_opt, q_opt = sac.make_optimizers(ac, 1e-3)
     tuner = sac.make_tuner((0.1, None), act_space, 1e-3)
-    block = fast_path.make_update_block(sac.make_update(ac, ac_targ, pi_opt, q_opt, 0.99, 0.1,
+    block = fast_path.make_update_block(sac.make_update(ac, ac_targ, pi_opt, q_opt, 0.1,
                                                         0.99, tuner))
     buf = pixels.FrameReplayBuffer(shape, STACK, 1, a.transitions)
     act = np.zeros(1, np.float32)
@@ -56,10 +56,10 @@ def main() -> int:
         buf.store(obs, act, 0.0, nxt, float(done))
 
     def per_call():  # what sac() does for images
-        replay.run_updates(block, buf, BATCH, rng, a.updates, 1, ac, PIXELS)
+        replay.run_updates(block, buf, BATCH, rng, a.updates, 1, ac, PIXELS, gamma=0.99)
 
     def one_call():  # what sac() does for vectors
-        block(*replay.update_inputs(buf, BATCH, rng, a.updates, 1, ac, PIXELS))
+        block(*replay.update_inputs(buf, BATCH, rng, a.updates, 1, ac, PIXELS, gamma=0.99))
 
     ways = {"one call per update": per_call, f"one call per {a.updates}": one_call}
     for run in ways.values():  # compile both first

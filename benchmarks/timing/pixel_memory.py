@@ -77,13 +77,13 @@ def ours(n: int, run: str | None) -> dict:
         pixels.PixelActorCritic, spaces.Box(0, 255, shape, np.uint8),
         spaces.Box(-2.0, 2.0, (1,), np.float32), {})
     pi_opt, q_opt = sac.make_optimizers(ac, 1e-3)
-    block = fast_path.make_update_block(sac.make_update(ac, ac_targ, pi_opt, q_opt, 0.99, 0.2,
+    block = fast_path.make_update_block(sac.make_update(ac, ac_targ, pi_opt, q_opt, 0.2,
                                                         0.995))
     buf = pixels.FrameReplayBuffer(shape, STACK, 1, n)
     act = np.zeros(1, np.float32)
     for obs, nxt, done in transitions(n, frame_source(rng, run)):
         buf.store(obs, act, 0.0, nxt, float(done))
-    replay.run_updates(block, buf, BATCH, rng, 50, 1, ac, PIXELS)
+    replay.run_updates(block, buf, BATCH, rng, 50, 1, ac, PIXELS, gamma=0.99)
     out = dict(side="spinup_tf2", transitions=n, buffer_gb=buf.nbytes / 2**30)
     if run is not None:
         path = osp.join(tempfile.mkdtemp(prefix="pixel_ckpt_"), "arrays.npz")

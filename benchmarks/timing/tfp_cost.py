@@ -72,7 +72,7 @@ def make_block(actor_critic, env):
     ac, ac_targ = sac_mod.build_actor_critics(actor_critic, env.observation_space,
                                               env.action_space, {})
     pi_opt, q_opt = sac_mod.make_optimizers(ac, 1e-3)
-    update = sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, 0.99, 0.2, 0.995)
+    update = sac_mod.make_update(ac, ac_targ, pi_opt, q_opt, 0.2, 0.995)
     return ac, fast_path.make_update_block(update)
 
 

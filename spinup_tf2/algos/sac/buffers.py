@@ -18,7 +18,9 @@ from spinup_tf2.errors import SpinupError
 class ReplayBuffer:
     """Transitions (o, a, r, o2, d) in preallocated float32 arrays of a fixed
     capacity; when full, each new transition replaces the oldest. Minibatches
-    are drawn uniformly, with replacement.
+    are drawn uniformly, with replacement. Each transition also keeps the environment
+    steps it spans (``steps``: 1, or k for an n-step transition), from which the replay
+    door makes its backup's discount (:func:`spinup_tf2.algos.sac.replay.discount_of`).
     """
 
     def __init__(self, obs_dim: int, act_dim: int, size: int):
@@ -27,15 +29,18 @@ class ReplayBuffer:
         self.act_buf = np.zeros((size, act_dim), dtype=np.float32)
         self.rew_buf = np.zeros(size, dtype=np.float32)
         self.done_buf = np.zeros(size, dtype=np.float32)
+        self.steps_buf = np.ones(size, dtype=np.int32)
         self.ptr, self.size, self.max_size = 0, 0, size
 
-    def store(self, obs, act, rew, next_obs, done) -> None:
-        """Add one transition, overwriting the oldest when full."""
+    def store(self, obs, act, rew, next_obs, done, steps: int = 1) -> None:
+        """Add one transition (of ``steps`` environment steps), overwriting the oldest when
+        full."""
         self.obs_buf[self.ptr] = obs
         self.obs2_buf[self.ptr] = next_obs
         self.act_buf[self.ptr] = act
         self.rew_buf[self.ptr] = rew
         self.done_buf[self.ptr] = done
+        self.steps_buf[self.ptr] = steps
         self.ptr = (self.ptr + 1) % self.max_size
         self.size = min(self.size + 1, self.max_size)
 
@@ -44,7 +49,8 @@ class ReplayBuffer:
         n = self.size
         return dict(buf_obs=self.obs_buf[:n], buf_obs2=self.obs2_buf[:n],
                     buf_act=self.act_buf[:n], buf_rew=self.rew_buf[:n],
-                    buf_done=self.done_buf[:n], buf_ptr=np.array(self.ptr),
+                    buf_done=self.done_buf[:n], buf_steps=self.steps_buf[:n],
+                    buf_ptr=np.array(self.ptr),
                     buf_size=np.array(self.size))
 
     def load_state_arrays(self, arrays: dict) -> None:
@@ -57,6 +63,13 @@ class ReplayBuffer:
         for name in ("obs", "obs2", "act", "rew", "done"):
             buf = getattr(self, name + "_buf")
             buf[:n] = check_shape(arrays["buf_" + name], (n, *buf.shape[1:]), "buf_" + name)
+        # A checkpoint of 0.3 has no steps: its n-step transitions kept their discount in
+        # done (1 - gamma ** (k - 1) (1 - terminated)), which one step reads as before.
+        steps = arrays["buf_steps"] if "buf_steps" in arrays else np.ones(n, np.int32)
+        steps = check_shape(steps, (n,), "buf_steps")
+        if n and not (np.issubdtype(steps.dtype, np.integer) and steps.min() >= 1):
+            raise ValueError("buf_steps holds values that are not whole numbers >= 1")
+        self.steps_buf[:n] = steps
         self.ptr, self.size = ptr, n
 
     def sample_batch(self, batch_size: int = 32, rng: np.random.Generator | None = None,
@@ -65,7 +78,7 @@ class ReplayBuffer:
         stack of that many independent minibatches (leading dimension
         ``n_batches``), drawn in one gather.
 
-        Returns a dict with keys ``obs, act, rew, obs2, done``.
+        Returns a dict with keys ``obs, act, rew, obs2, done, steps``.
         """
         rng = np.random.default_rng() if rng is None else rng
         shape = (batch_size,) if n_batches is None else (n_batches, batch_size)
@@ -73,7 +86,7 @@ class ReplayBuffer:
         # np.take gathers rows several times faster than fancy indexing, same values.
         return {k: np.take(buf, idxs, axis=0) for k, buf in (
             ("obs", self.obs_buf), ("obs2", self.obs2_buf), ("act", self.act_buf),
-            ("rew", self.rew_buf), ("done", self.done_buf))}
+            ("rew", self.rew_buf), ("done", self.done_buf), ("steps", self.steps_buf))}
 
 
 def check_shape(array: np.ndarray, shape: tuple, name: str) -> np.ndarray:

@@ -193,7 +193,7 @@ class CrossQActorCritic(core.ActorCritic):
                 if v.name in ("moving_mean", "moving_var")]
 
 
-def crossq_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma,
+def crossq_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha,
                   policy: bool = True) -> SACLosses:
     """CrossQ's losses: SAC's, with the critics run once on (s, a) and (s', a') stacked in
     training mode and no target networks (``ac_targ`` is None). Without ``policy`` (the
@@ -207,7 +207,7 @@ def crossq_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma,
     q1, q1_next = tf.split(ac.q1(o_joint, a_joint, training=True), 2)
     q2, q2_next = tf.split(ac.q2(o_joint, a_joint, training=True), 2)
     min_q_next = tf.minimum(q1_next, q2_next)
-    backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_next - alpha * logp_pi_next))
+    backup = tf.stop_gradient(r + discount * (min_q_next - alpha * logp_pi_next))
     loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
     loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
     if not policy:

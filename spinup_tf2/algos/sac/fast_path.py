@@ -145,11 +145,12 @@ def make_update_block(update: Callable, jit_compile: bool = False,
     step = tf.autograph.experimental.do_not_convert(update)
 
     @tf.function(jit_compile=jit_compile, reduce_retracing=True)
-    def update_block(o, a, r, o2, d, noise, *windows):
+    def update_block(o, a, r, o2, discount, noise, *windows):
         n = tf.shape(o)[0]
         out = {k: tf.TensorArray(tf.float32, size=n, infer_shape=not ragged) for k in keys}
         for j in tf.range(n):
-            info = step(o[j], a[j], r[j], o2[j], d[j], noise[j], *(w[j] for w in windows))
+            info = step(o[j], a[j], r[j], o2[j], discount[j], noise[j],
+                        *(w[j] for w in windows))
             out = {k: out[k].write(j, tf.reshape(info[k], [-1]) if ragged else info[k])
                    for k in keys}
         return {k: out[k].concat() if ragged else out[k].stack() for k in keys}

@@ -80,7 +80,7 @@ class HerReplayBuffer:
     ``store(o, a, r, o2, terminated, copy=0)`` takes one environment step of copy ``copy``
     (``o``, ``o2``: flat observations, :class:`~spinup_tf2.envs.dict_obs.DictLayout`);
     ``end_episode(copy=0)`` ends that copy's episode (by termination, time limit or
-    ``max_ep_len``). ``sample_batch`` returns ``obs, act, rew, obs2, done`` like
+    ``max_ep_len``). ``sample_batch`` returns ``obs, act, rew, obs2, done, steps`` like
     :class:`~spinup_tf2.algos.sac.buffers.ReplayBuffer`'s.
 
     Args:
@@ -206,10 +206,8 @@ class HerReplayBuffer:
         obs2 = self.obs2_buf[last]
         if goals is not None:
             obs2[relabelled, self.dg] = goals[relabelled]
-        terminated = self.done_buf[last].astype(np.float64)
-        lost = 1.0 - self.gamma ** (k - 1) * (1.0 - terminated)
         return dict(obs=obs, act=self.act_buf[idx], rew=ret.astype(np.float32), obs2=obs2,
-                    done=lost.astype(np.float32))
+                    done=self.done_buf[last], steps=k.astype(np.int32))
 
     def _stored(self, filled: np.ndarray) -> np.ndarray:
         """The positions holding steps: each copy's part fills from its start."""

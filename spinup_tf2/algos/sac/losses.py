@@ -1,7 +1,9 @@
 """SAC's losses, for continuous and for discrete actions, as named tuples.
 
-Each takes ``(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma)`` (a minibatch, the
-policy's noise at ``o`` and ``o2``, the entropy weight and the discount) and returns
+Each takes ``(ac, ac_targ, o, a, r, o2, discount, noise, alpha)`` (a minibatch, whose
+``discount`` is the factor of each backup's bootstrap, ``gamma * (1 - d)`` in Spinning Up's
+terms and ``gamma ** k * (1 - d)`` for a k-step transition; the policy's noise at ``o`` and
+``o2``; the entropy weight) and returns
 :class:`SACLosses`. The pixel and recurrent variants run these same functions on features
 (:func:`spinup_tf2.algos.sac.pixels.pixel_losses`,
 :func:`spinup_tf2.algos.sac.recurrent.sequence_losses`); a variant with other critics (an
@@ -32,7 +34,7 @@ class SACLosses(NamedTuple):
     logp_pi: Any
 
 
-def continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma,
+def continuous_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha,
                       policy: bool = True) -> SACLosses:
     """SAC's losses for continuous actions. ``policy=False`` leaves the policy's part out
     (``loss_pi`` and ``logp_pi`` None), for a variant's updates on which the policy does
@@ -53,7 +55,7 @@ def continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma,
 
     # Entropy-regularized Bellman backup, with the clipped double-Q trick.
     min_q_targ = tf.minimum(q1_targ, q2_targ)
-    backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_targ - alpha * logp_pi_next))
+    backup = tf.stop_gradient(r + discount * (min_q_targ - alpha * logp_pi_next))
 
     # Soft actor-critic losses (Q losses with TF1 SAC's factor 1/2).
     loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
@@ -64,7 +66,7 @@ def continuous_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma,
     return SACLosses(loss_pi, (loss_q1, loss_q2), (q1, q2), logp_pi)
 
 
-def discrete_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma) -> SACLosses:
+def discrete_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha) -> SACLosses:
     """SAC's losses for discrete actions (Christodoulou 2019): the policy's
     expectations are sums over all actions instead of samples; ``logp_pi`` is
     the expected log-probability E[log pi(.|s)] (minus the entropy)."""
@@ -83,7 +85,7 @@ def discrete_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma) -> SACLoss
     # Soft state value of s' under the current policy, with the clipped double-Q trick.
     min_q_targ = tf.minimum(q1_targ, q2_targ)
     v_next = tf.reduce_sum(probs_next * (min_q_targ - alpha * log_probs_next), axis=-1)
-    backup = tf.stop_gradient(r + gamma * (1 - d) * v_next)
+    backup = tf.stop_gradient(r + discount * v_next)
 
     loss_pi = tf.reduce_mean(tf.reduce_sum(
         probs * (alpha * log_probs - tf.minimum(q1_all, q2_all)), axis=-1))

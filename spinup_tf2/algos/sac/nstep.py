@@ -2,13 +2,14 @@
 
 The transition stored for step t is (o_t, a_t, R, o_{t+k}, d) with k = min(n, steps left
 in the episode), the discounted return R = r_t + gamma r_{t+1} + ... + gamma^(k-1) r_{t+k-1},
-and d the share of the bootstrap it loses, 1 - gamma^(k-1) (1 - terminated): the losses'
-backup ``r + gamma (1 - d) (...)`` is then ``R + gamma^k (1 - terminated) (...)`` with no
-change to any variant's losses, and n = 1 stores exactly what SAC stores. At an episode's
-end the windows still open are written short: a termination inside the n steps cuts the
-return there (no bootstrap); a truncation (a time limit) bootstraps from the episode's true
-last observation; no window spans two episodes. Each environment copy (``--num_envs``) has
-its own windows.
+d whether the episode terminated within it, and its k steps (the buffer's ``steps``): the
+replay door makes its backup's discount ``gamma^k (1 - d)``
+(:func:`~spinup_tf2.algos.sac.replay.discount_of`), so the backup is ``R + gamma^k (1 - d)
+(...)`` with no change to any variant's losses, and n = 1 stores exactly what SAC stores.
+At an episode's end the windows still open are written short: a termination inside the n
+steps cuts the return there (no bootstrap); a truncation (a time limit) bootstraps from the
+episode's true last observation; no window spans two episodes. Each environment copy
+(``--num_envs``) has its own windows.
 
 :class:`NStepReturns` stands between the environment loop and the replay buffer; the
 buffer itself stores single transitions as before.
@@ -19,6 +20,23 @@ from __future__ import annotations
 import numpy as np
 
 from spinup_tf2.algos.sac.buffers import check_shape
+
+
+def check_takes_steps(buffer, n_step: int) -> None:
+    """Refuse, before anything is written, n-step returns into a buffer whose ``store``
+    cannot keep the steps a transition spans (a ``replay_buffer_class`` of one's own)."""
+    import inspect
+
+    from spinup_tf2.errors import SpinupError
+
+    params = inspect.signature(buffer.store).parameters.values()
+    if not any(p.name == "steps" or p.kind is p.VAR_KEYWORD for p in params):
+        raise SpinupError(
+            f"sac() got n_step={n_step} with the replay buffer {type(buffer).__name__}, whose "
+            f"store() takes no steps argument: an n-step transition's backup is discounted "
+            f"by gamma ** steps, so the buffer must keep them (store(o, a, r, o2, d, "
+            f"steps=1)) and return them as 'steps' from sample_batch, as ReplayBuffer does. "
+            f"Nothing was written. Give store a steps argument, or use n_step=1.")
 
 
 class NStepReturns:
@@ -33,7 +51,9 @@ class NStepReturns:
     time limit would.
 
     Args:
-        buffer: The replay buffer (``store(o, a, r, o2, d, *memory)``).
+        buffer: The replay buffer (``store(o, a, r, o2, d, *memory)``; with ``n_step`` > 1
+            also a ``steps`` keyword, the steps a transition spans, as
+            :class:`~spinup_tf2.algos.sac.buffers.ReplayBuffer`'s).
         n_step (int): n; 1 passes every step straight to ``buffer``.
         gamma (float): The discount of the return within a window.
         copies (int): Environment copies storing into the buffer.
@@ -43,6 +63,8 @@ class NStepReturns:
                  episodes_continue: bool = True):
         self.buffer, self.n_step, self.gamma = buffer, int(n_step), float(gamma)
         self.copies, self.episodes_continue = int(copies), episodes_continue
+        if self.n_step > 1:
+            check_takes_steps(buffer, self.n_step)
         self.windows = [[] for _ in range(self.copies)]  # each copy's steps (o, a, r, o2)
 
     def __getattr__(self, name):
@@ -76,8 +98,8 @@ class NStepReturns:
         """The transition of the window's first step, over all its k steps."""
         k = len(window)
         ret = sum(self.gamma ** j * step[2] for j, step in enumerate(window))
-        lost = 1.0 - self.gamma ** (k - 1) * (1.0 - float(terminated))
-        self.buffer.store(window[0][0], window[0][1], ret, window[-1][3], lost)
+        self.buffer.store(window[0][0], window[0][1], ret, window[-1][3], float(terminated),
+                          steps=k)
 
     def state_arrays(self) -> dict:
         """The buffer's arrays and the open windows (``nstep_*``), for a checkpoint."""

@@ -187,7 +187,7 @@ def random_shift(images, shifts, pad: int):
                      batch_dims=1)
 
 
-def pixel_losses(losses: Callable, ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma, shifts):
+def pixel_losses(losses: Callable, ac, ac_targ, o, a, r, o2, discount, noise, alpha, shifts):
     """``losses`` (SAC's continuous or discrete losses) on images: ``o`` and ``o2``
     shifted by ``shifts`` (``[2 * batch, 2]``: obs first), then encoded (see
     :meth:`PixelActorCritic.features`)."""
@@ -195,8 +195,8 @@ def pixel_losses(losses: Callable, ac, ac_targ, o, a, r, o2, d, noise, alpha, ga
         batch = tf.shape(o)[0]
         o = random_shift(o, shifts[:batch], ac.random_shift)
         o2 = random_shift(o2, shifts[batch:], ac.random_shift)
-    return losses(ac, ac_targ, ac.features(o), a, r, ac.features(o2, target=ac_targ), d,
-                  noise, alpha, gamma)
+    return losses(ac, ac_targ, ac.features(o), a, r, ac.features(o2, target=ac_targ),
+                  discount, noise, alpha)
 
 
 def shift_draws(rng: np.random.Generator, ac, n_updates: int, batch_size: int) -> np.ndarray:

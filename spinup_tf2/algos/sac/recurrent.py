@@ -205,7 +205,7 @@ def unroll(nets: Sequence[RecurrentNet], o, o2, start, state, burn_in: int, wind
     return tf.concat(ys, axis=-1), tf.concat(y2s, axis=-1)
 
 
-def sequence_losses(losses: Callable, ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma,
+def sequence_losses(losses: Callable, ac, ac_targ, o, a, r, o2, discount, noise, alpha,
                     start, state, mask):
     """``losses`` (SAC's per-transition losses) on the steps of a batch of windows that
     carry a loss: after the burn-in and kept by ``mask``. The features at ``o`` come from
@@ -222,7 +222,7 @@ def sequence_losses(losses: Callable, ac, ac_targ, o, a, r, o2, d, noise, alpha,
         return tf.boolean_mask(tf.reshape(v, tf.concat([[-1], tf.shape(v)[2:]], 0)), keep)
 
     return losses(ac, ac_targ, tf.boolean_mask(x, keep), steps(a), steps(r),
-                  tf.boolean_mask(x2, keep), steps(d), noise, alpha, gamma)
+                  tf.boolean_mask(x2, keep), steps(discount), noise, alpha)
 
 
 class SequenceReplayBuffer:

@@ -77,7 +77,7 @@ def subset_draws(rng: np.random.Generator, ac, n_updates: int, batch_size: int) 
     return order[:, :ac.subset_size].astype(np.int32)
 
 
-def redq_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma, subset,
+def redq_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha, subset,
                 policy: bool = True) -> SACLosses:
     """REDQ's losses: every critic trained towards the backup of the minimum over the
     target critics ``subset`` (indices, shape (M,)); the policy on the critics' mean.
@@ -90,7 +90,7 @@ def redq_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma, subset,
     branches = [functools.partial(q, o2, pi_next) for q in ac_targ.critics]
     q_targ = [tf.switch_case(subset[k], branches) for k in range(ac.subset_size)]
     min_q_targ = functools.reduce(tf.minimum, q_targ)
-    backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_targ - alpha * logp_pi_next))
+    backup = tf.stop_gradient(r + discount * (min_q_targ - alpha * logp_pi_next))
 
     q = tuple(qi(o, a) for qi in ac.critics)
     loss_q = tuple(0.5 * tf.reduce_mean((qi - backup) ** 2) for qi in q)

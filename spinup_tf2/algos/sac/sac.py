@@ -110,13 +110,15 @@ def make_optimizers(ac, lr: float, betas: tuple = (0.9, 0.999)) -> tuple[Adam, A
     return pi_optimizer, q_optimizer
 
 
-def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float,
-                alpha: float, polyak: float, tuner: EntropyTuner | None = None,
+def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float,
+                polyak: float, tuner: EntropyTuner | None = None,
                 average_grads: Callable | None = None, variant: Variant | None = None,
                 updates_per_step: int = 1) -> Callable:
-    """Return ``update(obs, act, rew, obs2, done, noise, *extra)``: one SAC gradient step
-    (``extra``: what the variant's losses take after the noise, e.g. a recurrent
-    actor-critic's windows, see :mod:`spinup_tf2.algos.sac.recurrent`).
+    """Return ``update(obs, act, rew, obs2, discount, noise, *extra)``: one SAC gradient
+    step (``discount``: each backup's bootstrap factor, the replay door's named batch entry,
+    :func:`spinup_tf2.algos.sac.replay.discount_of`; ``extra``: what the variant's losses
+    take after the noise, e.g. a recurrent actor-critic's windows, see
+    :mod:`spinup_tf2.algos.sac.recurrent`).
 
     ``noise`` (shape ``[2 * batch, act_dim]``) is the standard normal draw for
     the policy's actions at ``obs`` (first half) and ``obs2`` (second half);
@@ -148,12 +150,12 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
                     logp_pi=tf.Variable(tf.zeros([0]), shape=tf.TensorShape([None]),
                                         trainable=False))
 
-    def one_update(o, a, r, o2, d, noise, extra, step_pi):
+    def one_update(o, a, r, o2, discount, noise, extra, step_pi):
         """One step of the critics, and of the policy and alpha if ``step_pi``."""
         alpha_t = tuner.alpha() if tuner is not None else alpha
         losses = variant.critic_losses if split and not step_pi else variant.losses
         with tf.GradientTape(persistent=True) as tape:
-            out = losses(ac, ac_targ, o, a, r, o2, d, noise, alpha_t, gamma, *extra)
+            out = losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha_t, *extra)
             loss_q = functools.reduce(operator.add, out.loss_q)  # sum over the critics
         loss_pi, logp_pi = out.loss_pi, out.logp_pi
         if loss_pi is None:
@@ -181,13 +183,13 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
             update_targets()
         return info
 
-    def update(o, a, r, o2, d, noise, *extra):
+    def update(o, a, r, o2, discount, noise, *extra):
         if count is None:
-            return one_update(o, a, r, o2, d, noise, extra, True)
+            return one_update(o, a, r, o2, discount, noise, extra, True)
         due = count % policy_delay == 0  # the policy steps on every policy_delay-th update
         count.assign_add(1)
-        return tf.cond(due, lambda: one_update(o, a, r, o2, d, noise, extra, True),
-                       lambda: one_update(o, a, r, o2, d, noise, extra, False))
+        return tf.cond(due, lambda: one_update(o, a, r, o2, discount, noise, extra, True),
+                       lambda: one_update(o, a, r, o2, discount, noise, extra, False))
 
     alpha_keys = ("Alpha", "LossAlpha") if tuner is not None else ()
     update.logged_keys = logged_keys(len(ac.critics)) + alpha_keys
@@ -198,14 +200,14 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, gamma: float
 
 
 def make_learner(ac, ac_targ, variant: Variant, lr: float, tuner_args: tuple | None,
-                 action_space, gamma: float, alpha: float, polyak: float,
+                 action_space, alpha: float, polyak: float,
                  updates_per_step: int = 1) -> tuple:
     """``(pi_optimizer, q_optimizer, tuner, update, update_block)``: the optimizers (the
     variant's Adam betas), the entropy tuner when alpha is learned, one update step
     (gradients averaged across MPI processes) and its compiled block."""
     pi_optimizer, q_optimizer = make_optimizers(ac, lr, variant.adam_betas)
     tuner = make_tuner(tuner_args, action_space, lr)
-    update = make_update(ac, ac_targ, pi_optimizer, q_optimizer, gamma, alpha, polyak, tuner,
+    update = make_update(ac, ac_targ, pi_optimizer, q_optimizer, alpha, polyak, tuner,
                          make_grad_averager(), variant, updates_per_step)
     return (pi_optimizer, q_optimizer, tuner, update,
             make_update_block(update, ragged=variant.ragged))
@@ -456,8 +458,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
     pi_optimizer, q_optimizer, tuner, update, update_block = make_learner(
-        ac, ac_targ, variant, lr, tuner_args, env.action_space, gamma, alpha, polyak,
-        updates_per_step)
+        ac, ac_targ, variant, lr, tuner_args, env.action_space, alpha, polyak, updates_per_step)
     logger.setup_tf2_saver(saved_model)
 
     # Everything a training checkpoint holds; resuming puts it all back.
@@ -507,7 +508,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
         if t >= local_update_after and blocks:
             info = run_updates(update_block, replay_buffer, batch_size, rng,
                                blocks * update_every * updates_per_step,
-                               0 if discrete else act_dim, ac, variant, normalizer)
+                               0 if discrete else act_dim, ac, variant, normalizer,
+                               gamma=gamma)
             check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
             logger.store(**info)
             get_action.refresh()

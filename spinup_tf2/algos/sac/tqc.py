@@ -100,7 +100,7 @@ def quantile_huber_loss(quantiles, target):
     return tf.reduce_mean(weight * huber)
 
 
-def tqc_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma) -> SACLosses:
+def tqc_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha) -> SACLosses:
     """TQC's losses: quantile critics trained towards the truncated pool of target
     quantiles; one Q loss per critic, each its share of the mean over all critics (so their
     sum is the loss of the paper and of SB3)."""
@@ -113,7 +113,7 @@ def tqc_losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma) -> SACLosses:
     n_critics = len(ac.critics)
     kept = n_critics * (ac.n_quantiles - ac.top_quantiles_to_drop)
     z_next = z_next[:, :kept]
-    backup = tf.stop_gradient(r[:, None] + gamma * (1 - d[:, None])
+    backup = tf.stop_gradient(r[:, None] + discount[:, None]
                               * (z_next - alpha * logp_pi_next[:, None]))
 
     z = [q(o, a) for q in ac.critics]

@@ -35,7 +35,7 @@ from spinup_tf2.family import EACH_STEP, FAMILY_NAMES, MEMBERS, Member
 from spinup_tf2.utils.mpi_tools import num_procs
 
 # What every minibatch holds, in the order the update takes it.
-BATCH_KEYS = ("obs", "act", "rew", "obs2", "done")
+BATCH_KEYS = ("obs", "act", "rew", "obs2", "discount")
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Variant:
     Attributes:
         name: The record's name (``--recurrent`` resolves to ``'recurrent'``).
         actor_critic: The actor-critic it uses when the user gives the default one.
-        losses: ``losses(ac, ac_targ, o, a, r, o2, d, noise, alpha, gamma, *extra) ->``
+        losses: ``losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha, *extra) ->``
             :class:`~spinup_tf2.algos.sac.losses.SACLosses`, with one Q loss per critic.
         replay_buffer: ``replay_buffer(obs_dim, act_dim, size, ac, frame_stack, copies)``,
             the buffer (refusing first one that would not fit in memory).
