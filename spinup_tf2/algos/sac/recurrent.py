@@ -239,13 +239,11 @@ class SequenceReplayBuffer:
         if size <= window:
             raise SpinupError(f"replay_size={size} must be larger than a recurrent training "
                               f"window (burn_in + sequence_length = {window} steps).")
-        self.obs_buf = np.zeros((size, obs_dim), dtype=np.float32)
-        self.obs2_buf = np.zeros((size, obs_dim), dtype=np.float32)
-        self.act_buf = np.zeros((size, act_dim), dtype=np.float32)
-        self.rew_buf = np.zeros(size, dtype=np.float32)
-        self.done_buf = np.zeros(size, dtype=np.float32)
-        self.start_buf = np.zeros(size, dtype=np.float32)
-        self.state_buf = np.zeros((size, state_size), dtype=np.float32)
+        self.obs_buf, self.obs2_buf = (np.zeros((size, obs_dim), np.float32) for _ in range(2))
+        self.act_buf = np.zeros((size, act_dim), np.float32)
+        self.rew_buf, self.done_buf, self.start_buf = (np.zeros(size, np.float32)
+                                                       for _ in range(3))
+        self.state_buf = np.zeros((size, state_size), np.float32)  # the memory before o
         self.ptr, self.size, self.max_size = 0, 0, size
         self.window, self.burn_in = int(window), int(burn_in)
 
