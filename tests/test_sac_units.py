@@ -35,7 +35,8 @@ def test_buffer_samples_uniformly_from_filled_part_only():
         buf.store([i], [i], i, [i + 1], False)
     rng = np.random.default_rng(0)
     batch = buf.sample_batch(5000, rng)
-    assert set(batch) == {"obs", "act", "rew", "obs2", "done"}
+    assert set(batch) == {"obs", "act", "rew", "obs2", "done", "steps"}
+    assert (batch["steps"] == 1).all()  # one-step transitions
     assert batch["obs"].shape == (5000, 1) and batch["rew"].shape == (5000,)
     counts = np.bincount(batch["rew"].astype(int), minlength=10)
     assert counts.min() > 400  # each of the 10 about 500 times, nothing from the empty part
