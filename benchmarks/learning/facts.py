@@ -11,17 +11,26 @@ so that it is made from ``data/benchmarks/`` too::
 
 A fact is its kind and its runs: a group name (:data:`GROUPS`), a folder of
 ``data/benchmarks/`` (every seed in it) or one run (``FOLDER/RUN``, e.g.
-``sac-halfcheetah-v5/sac-halfcheetah-v5_s50``). The kinds:
+``sac-halfcheetah-v5/sac-halfcheetah-v5_s50``), or several of them joined by commas. The
+kinds:
 
 - ``runs RUNS``: how many runs there are;
+- ``spread RUNS [E]``: the mean and standard deviation (n - 1) of their last tests (or
+  their tests at epoch E), ``m ± s``;
 - ``minutes RUNS``: the runs' wall-clock by their last ``Time``, in minutes (``a-b`` for
   several; the column counts pauses and whatever shared the cores);
 - ``hours RUNS``: their ``Time`` added up, in hours (one decimal); ``seconds RUN``: a run's,
   in seconds;
-- ``last RUN``: the run's last ``AverageTestEpRet``;
+- ``last RUN``: the run's last ``AverageTestEpRet``; ``curve RUN``: every epoch's, in order;
 - ``epoch RUN E``: its ``AverageTestEpRet`` at epoch E;
-- ``mean RUN N``: the mean ``AverageTestEpRet`` of its last N epochs;
-- ``range RUN A B``: the lowest and highest ``AverageTestEpRet`` of epochs A to B;
+- ``mean RUN N [E]``: the mean ``AverageTestEpRet`` of its last N epochs (up to epoch E);
+- ``colmean RUNS NAME A B D``: column NAME's mean over epochs A to B of every run, with D
+  decimals (``thousands``: a number with separators);
+- ``minutesat RUN E``: its ``Time`` at the end of epoch E, in minutes;
+- ``range RUN A B``: the lowest and highest ``AverageTestEpRet`` of epochs A to B (``low``
+  and ``high``: one of them);
+- ``column RUN NAME E D``: column NAME at epoch E, with D decimals (``thousands`` for a
+  number with separators);
 - ``full RUN N``: how many of the last N tests ran full episodes (``TestEpLen`` at
   ``max_ep_len``).
 
@@ -39,7 +48,7 @@ import sys
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 BENCH = osp.join(REPO, "data", "benchmarks")
-DOCS = ["README.md", "docs/benchmarks.md", "docs/algorithms/family.md"]
+DOCS = ["README.md", "docs/benchmarks.md", "docs/algorithms/family.md", "docs/user/pixels.md"]
 # Spinning Up's five MuJoCo tasks, as learning.py's default suite runs them.
 GROUPS = {"spinningup": [f"sac-{t}-v5" for t in ("halfcheetah", "hopper", "walker2d", "ant",
                                                  "swimmer")]}
@@ -48,6 +57,8 @@ MARK = re.compile(r"<!-- fact ([^>]*?) -->(.*?)<!-- /fact -->", re.S)
 
 def run_dirs(spec: str) -> list[str]:
     """The run directories ``spec`` names (a group, a folder, or one run)."""
+    if "," in spec:  # several, each a folder or a run
+        return [d for part in spec.split(",") for d in run_dirs(part)]
     folders = GROUPS.get(spec, [spec])
     dirs = []
     for folder in folders:
@@ -78,6 +89,17 @@ def fact(words: list[str]) -> str:
     runs = run_dirs(spec)
     if kind == "runs":
         return str(len(runs))
+    if kind == "spread":
+        at = int(rest[0]) - 1 if rest else -1
+        last = [float(progress(r)[at]["AverageTestEpRet"]) for r in runs]
+        mean = sum(last) / len(last)
+        sd = (sum((x - mean) ** 2 for x in last) / (len(last) - 1)) ** 0.5
+        return f"{number(mean)} ± {number(sd)}"
+    if kind == "colmean":
+        name, a, b, decimals = rest
+        values = [float(row[name]) for r in runs for row in progress(r)[int(a) - 1:int(b)]]
+        value = sum(values) / len(values)
+        return number(value) if decimals == "thousands" else f"{value:.{int(decimals)}f}"
     if kind in ("minutes", "hours", "seconds"):
         times = [float(progress(r)[-1]["Time"]) for r in runs]
         if kind == "hours":
@@ -91,15 +113,26 @@ def fact(words: list[str]) -> str:
     tests = [float(r["AverageTestEpRet"]) for r in rows]
     if kind == "last":
         return number(tests[-1])
+    if kind == "curve":
+        return ", ".join(number(x) for x in tests)
     if kind == "epoch":
         return number(tests[int(rest[0]) - 1])
     if kind == "mean":
-        part = tests[-int(rest[0]):]
+        end = int(rest[1]) if len(rest) > 1 else len(tests)
+        part = tests[end - int(rest[0]):end]
         return number(sum(part) / len(part))
-    if kind == "range":
+    if kind == "minutesat":
+        return number(float(rows[int(rest[0]) - 1]["Time"]) / 60)
+    if kind in ("range", "low", "high"):
         a, b = int(rest[0]), int(rest[1])
         part = tests[a - 1:b]
-        return f"{number(min(part))}-{number(max(part))}"
+        low, high = number(min(part)), number(max(part))
+        span = f"{low} to {high}" if min(part) < 0 else f"{low}-{high}"
+        return {"range": span, "low": low, "high": high}[kind]
+    if kind == "column":
+        name, epoch, decimals = rest
+        value = float(rows[int(epoch) - 1][name])
+        return number(value) if decimals == "thousands" else f"{value:.{int(decimals)}f}"
     if kind == "full":
         with open(osp.join(run, "config.json")) as f:
             max_ep_len = json.load(f)["max_ep_len"]
