@@ -15,6 +15,10 @@ A fact is its kind and its runs: a group name (:data:`GROUPS`), a folder of
 kinds:
 
 - ``runs RUNS``: how many runs there are;
+- ``spreadmean RUNS N``: the mean and standard deviation over runs of each one's mean test
+  over its last N epochs, ``m ± s``;
+- ``solvedby RUNS``: the environment steps by which every run's tests all succeed
+  (``TestSuccessRate`` 1) and stay so to its end (``never`` if one does not);
 - ``spread RUNS [E]``: the mean and standard deviation (n - 1) of their last tests (or
   their tests at epoch E), ``m ± s``;
 - ``minutes RUNS``: the runs' wall-clock by their last ``Time``, in minutes (``a-b`` for
@@ -48,7 +52,8 @@ import sys
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 BENCH = osp.join(REPO, "data", "benchmarks")
-DOCS = ["README.md", "docs/benchmarks.md", "docs/algorithms/family.md", "docs/user/pixels.md"]
+DOCS = ["README.md", "docs/benchmarks.md", "docs/algorithms/family.md", "docs/user/pixels.md",
+        "docs/user/goals.md", "docs/user/memory.md"]
 # Spinning Up's five MuJoCo tasks, as learning.py's default suite runs them.
 GROUPS = {"spinningup": [f"sac-{t}-v5" for t in ("halfcheetah", "hopper", "walker2d", "ant",
                                                  "swimmer")]}
@@ -95,6 +100,24 @@ def fact(words: list[str]) -> str:
         mean = sum(last) / len(last)
         sd = (sum((x - mean) ** 2 for x in last) / (len(last) - 1)) ** 0.5
         return f"{number(mean)} ± {number(sd)}"
+    if kind == "spreadmean":
+        n = int(rest[0])
+        means = [sum(float(row["AverageTestEpRet"]) for row in progress(r)[-n:]) / n
+                 for r in runs]
+        mean = sum(means) / len(means)
+        sd = (sum((x - mean) ** 2 for x in means) / (len(means) - 1)) ** 0.5
+        return f"{number(mean)} ± {number(sd)}"
+    if kind == "solvedby":
+        steps = []
+        for r in runs:
+            rows = progress(r)
+            solved = [float(row["TestSuccessRate"]) == 1.0 for row in rows]
+            if not solved[-1]:
+                return "never"
+            first = len(solved) - next(i for i, s in enumerate(reversed(solved)) if not s) \
+                if not all(solved) else 0
+            steps.append(int(rows[first]["TotalEnvInteracts"]))
+        return number(max(steps))
     if kind == "colmean":
         name, a, b, decimals = rest
         values = [float(row[name]) for r in runs for row in progress(r)[int(a) - 1:int(b)]]

@@ -208,8 +208,7 @@ def crossq_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha,
     q2, q2_next = tf.split(ac.q2(o_joint, a_joint, training=True), 2)
     min_q_next = tf.minimum(q1_next, q2_next)
     backup = tf.stop_gradient(r + discount * (min_q_next - alpha * logp_pi_next))
-    loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
-    loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
+    loss_q1, loss_q2 = (0.5 * tf.reduce_mean((q - backup) ** 2) for q in (q1, q2))
     if not policy:
         return SACLosses(None, (loss_q1, loss_q2), (q1, q2), None)
 
