@@ -19,6 +19,10 @@ kinds:
   over its last N epochs, ``m ± s``;
 - ``solvedby RUNS``: the environment steps by which every run's tests all succeed
   (``TestSuccessRate`` 1) and stay so to its end (``never`` if one does not);
+- ``smoothed TASK STEP [N]``: the mean and standard deviation over seeds (the first N) of
+  our SAC's test return on TASK (``HalfCheetah-v5``) at STEP, smoothed as Spinning Up
+  smooths its curves (``compare_curves.our_curves``, which makes the Benchmarks table);
+  ``smoothedmean``: the mean alone;
 - ``spread RUNS [E]``: the mean and standard deviation (n - 1) of their last tests (or
   their tests at epoch E), ``m ± s``;
 - ``minutes RUNS``: the runs' wall-clock by their last ``Time``, in minutes (``a-b`` for
@@ -88,9 +92,23 @@ def number(x: float) -> str:
     return f"{round(x):,}"
 
 
+def smoothed(task: str, step: int, n: int | None = None, mean_only: bool = False) -> str:
+    """Our SAC's smoothed test return on ``task`` at ``step``, ``mean ± sd`` over seeds."""
+    sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
+    from compare_curves import our_curves
+
+    steps, rows = our_curves(task, BENCH)
+    values = rows[:n, list(steps).index(step)] if n else rows[:, list(steps).index(step)]
+    mean, sd = float(values.mean()), float(values.std(ddof=1))
+    return number(mean) if mean_only else f"{number(mean)} ± {number(sd)}"
+
+
 def fact(words: list[str]) -> str:
     """The text of the fact ``words`` (its kind, then its arguments)."""
     kind, spec, *rest = words
+    if kind in ("smoothed", "smoothedmean"):
+        return smoothed(spec, int(rest[0]), int(rest[1]) if len(rest) > 1 else None,
+                        kind == "smoothedmean")
     runs = run_dirs(spec)
     if kind == "runs":
         return str(len(runs))
