@@ -32,6 +32,7 @@ kinds:
 - ``last RUN``: the run's last ``AverageTestEpRet``; ``curve RUN``: every epoch's, in order;
 - ``epoch RUN E``: its ``AverageTestEpRet`` at epoch E;
 - ``mean RUN N [E]``: the mean ``AverageTestEpRet`` of its last N epochs (up to epoch E);
+- ``colrange RUN NAME A B``: column NAME's lowest and highest over epochs A to B, whole;
 - ``colmean RUNS NAME A B D``: column NAME's mean over epochs A to B of every run, with D
   decimals (``thousands``: a number with separators);
 - ``minutesat RUN E``: its ``Time`` at the end of epoch E, in minutes;
@@ -136,6 +137,10 @@ def fact(words: list[str]) -> str:
                 if not all(solved) else 0
             steps.append(int(rows[first]["TotalEnvInteracts"]))
         return number(max(steps))
+    if kind == "colrange":
+        name, a, b = rest
+        part = [float(row[name]) for row in progress(runs[0])[int(a) - 1:int(b)]]
+        return f"{number(min(part))}-{number(max(part))}"
     if kind == "colmean":
         name, a, b, decimals = rest
         values = [float(row[name]) for r in runs for row in progress(r)[int(a) - 1:int(b)]]
