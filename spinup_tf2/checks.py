@@ -70,7 +70,8 @@ def check_sac_args(args: dict):
 
     for arg in CHECKED:  # declared bounds and choices, from spinup_tf2.arguments
         if arg.name in args:  # (a family function may not take it: crossq() has no polyak)
-            need(problem(arg, args[arg.name]) is None, problem(arg, args[arg.name]))
+            why = problem(arg, args[arg.name])
+            need(why is None, why)
     need(isinstance(args.get("logger_kwargs", {}), dict),
          f"sac() got logger_kwargs={args.get('logger_kwargs')!r}; it must be a dict, e.g. "
          f"dict(output_dir='data/run', exp_name='run').")

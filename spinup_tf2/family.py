@@ -187,15 +187,10 @@ FAMILY_NAMES: dict[str, str] = {m.name: m.title for m in FAMILY}
 ALGORITHMS: tuple[str, ...] = ("sac", *MEMBERS)
 
 
-def sac_defaults() -> dict:
-    """``{argument: default}`` of ``sac()``'s declared table (``actor_critic``: the MLP)."""
-    return {a.name: a.default for a in SAC_ARGS if a.name != "env_fn"}
-
-
 def member_defaults(member: Member) -> dict:
     """``{argument: default}`` of ``member``'s function: ``sac()``'s, less what it refuses,
     with its own defaults and its name as ``actor_critic``."""
-    out = {k: v for k, v in sac_defaults().items() if k not in member.refuses}
+    out = {a.name: a.default for a in SAC_ARGS if a.name not in ("env_fn", *member.refuses)}
     return dict(out, actor_critic=member.name, **member.defaults)
 
 

@@ -80,6 +80,7 @@ CROSSQ_SCRIPT = """
 import json, sys, numpy as np, gymnasium as gym, keras
 from spinup_tf2.algos.sac import fast_path as F, replay as R, sac as S
 from spinup_tf2.algos.sac.buffers import ReplayBuffer
+from spinup_tf2.algos.sac.nstep import NStepReturns
 from spinup_tf2.algos.sac.variants import VARIANTS
 CROSSQ = VARIANTS["crossq"]
 from spinup_tf2.utils import mpi_tools as M
@@ -94,13 +95,13 @@ pi_opt, q_opt = S.make_optimizers(ac, 1e-3, CROSSQ.adam_betas)
 block = F.make_update_block(S.make_update(ac, None, pi_opt, q_opt, 0.2, 0.995, None,
                                           make_grad_averager(), CROSSQ))
 rng = np.random.default_rng(100 + M.proc_id())  # each rank its own data and minibatches
-buf = ReplayBuffer(3, 1, 200)
+buf = NStepReturns(ReplayBuffer(3, 1, 200), 1, 0.99)  # names each backup's discount
 for _ in range(200):
     buf.store(rng.normal(size=3), rng.uniform(-2, 2, 1), rng.normal(), rng.normal(size=3), 0.0)
-R.run_updates(block, buf, 16, rng, 6, 1, ac, CROSSQ, gamma=0.99)
+R.run_updates(block, buf, 16, rng, 6, 1, ac, CROSSQ)
 after = params_in_sync(every)
 moved = float(np.abs(ac.local_statistics()[0].numpy()).max())  # from its start at 0
-block(*R.update_inputs(buf, 16, rng, 6, 1, ac, CROSSQ, gamma=0.99))  # a block left unaveraged
+block(*R.update_inputs(buf, 16, rng, 6, 1, ac, CROSSQ))  # a block left unaveraged
 unaveraged = params_in_sync(ac.local_statistics())
 with open(f"{sys.argv[1]}/crossq_{M.proc_id()}.json", "w") as f:
     json.dump(dict(after=after, moved=moved, unaveraged=unaveraged), f)

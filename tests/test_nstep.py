@@ -10,9 +10,8 @@ from helpers import pendulum, rows
 from test_vector import TINY, Steps, buffer_of
 
 from spinup_tf2 import sac
-from spinup_tf2.algos.sac.buffers import ReplayBuffer
+from spinup_tf2.algos.sac.buffers import ReplayBuffer, discount_of
 from spinup_tf2.algos.sac.nstep import NStepReturns
-from spinup_tf2.algos.sac.replay import discount_of
 from spinup_tf2.errors import SpinupError
 
 GAMMA = 0.5  # powers of a half: the expected returns are exact in float32

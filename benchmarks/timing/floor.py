@@ -50,6 +50,7 @@ import numpy as np  # noqa: E402
 
 from spinup_tf2.algos.sac import core, fast_path, replay, variants  # noqa: E402  (TF's threads first)
 from spinup_tf2.algos.sac import sac as sac_mod  # noqa: E402
+from spinup_tf2.algos.sac.nstep import NStepReturns  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from speed import FAMILY  # noqa: E402  (benchmarks/: the settings the races use)
@@ -209,12 +210,12 @@ def variant_parts(env, algo: str, batch: int) -> tuple:
                                      env.action_space, 0.99, 0.2, 0.995)
     od, ad = env.observation_space.shape[0], env.action_space.shape[0]
     rng = np.random.default_rng(0)
-    buffer = variant.replay_buffer(od, ad, 10_000, ac)
+    buffer = NStepReturns(variant.replay_buffer(od, ad, 10_000, ac), 1, 0.99)
     for _ in range(10_000):
         buffer.store(rng.normal(size=od), rng.uniform(-1, 1, ad), rng.normal(), rng.normal(size=od),
                      0.0)
     return variant, ac, ac_targ, block, replay.update_inputs(buffer, batch, rng, N_BLOCK, ad,
-                                                             ac, variant, gamma=0.99)
+                                                             ac, variant)
 
 
 def traced_matmuls(variant, ac, ac_targ, inputs: list, step_pi: bool) -> list:

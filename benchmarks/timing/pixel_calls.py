@@ -39,6 +39,7 @@ def main() -> int:
     from race import cpu_summary
 
     from spinup_tf2.algos.sac import fast_path, pixels, replay, sac
+    from spinup_tf2.algos.sac.nstep import NStepReturns
     from spinup_tf2.algos.sac.variants import PIXELS
 
     rng = np.random.default_rng(0)
@@ -50,16 +51,16 @@ def main() -> int:
     tuner = sac.make_tuner((0.1, None), act_space, 1e-3)
     block = fast_path.make_update_block(sac.make_update(ac, ac_targ, pi_opt, q_opt, 0.1,
                                                         0.99, tuner))
-    buf = pixels.FrameReplayBuffer(shape, STACK, 1, a.transitions)
+    buf = NStepReturns(pixels.FrameReplayBuffer(shape, STACK, 1, a.transitions), 1, 0.99)
     act = np.zeros(1, np.float32)
     for obs, nxt, done in transitions(a.transitions, frame_source(rng, None)):
         buf.store(obs, act, 0.0, nxt, float(done))
 
     def per_call():  # what sac() does for images
-        replay.run_updates(block, buf, BATCH, rng, a.updates, 1, ac, PIXELS, gamma=0.99)
+        replay.run_updates(block, buf, BATCH, rng, a.updates, 1, ac, PIXELS)
 
     def one_call():  # what sac() does for vectors
-        block(*replay.update_inputs(buf, BATCH, rng, a.updates, 1, ac, PIXELS, gamma=0.99))
+        block(*replay.update_inputs(buf, BATCH, rng, a.updates, 1, ac, PIXELS))
 
     ways = {"one call per update": per_call, f"one call per {a.updates}": one_call}
     for run in ways.values():  # compile both first

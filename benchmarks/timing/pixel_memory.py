@@ -67,6 +67,7 @@ def peak_gb() -> float:
 def ours(n: int, run: str | None) -> dict:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     from spinup_tf2.algos.sac import fast_path, pixels, replay, sac
+    from spinup_tf2.algos.sac.nstep import NStepReturns
     from spinup_tf2.algos.sac.variants import PIXELS
     from spinup_tf2.training.checkpoint import write_npz
 
@@ -79,11 +80,11 @@ def ours(n: int, run: str | None) -> dict:
     pi_opt, q_opt = sac.make_optimizers(ac, 1e-3)
     block = fast_path.make_update_block(sac.make_update(ac, ac_targ, pi_opt, q_opt, 0.2,
                                                         0.995))
-    buf = pixels.FrameReplayBuffer(shape, STACK, 1, n)
+    buf = NStepReturns(pixels.FrameReplayBuffer(shape, STACK, 1, n), 1, 0.99)
     act = np.zeros(1, np.float32)
     for obs, nxt, done in transitions(n, frame_source(rng, run)):
         buf.store(obs, act, 0.0, nxt, float(done))
-    replay.run_updates(block, buf, BATCH, rng, 50, 1, ac, PIXELS, gamma=0.99)
+    replay.run_updates(block, buf, BATCH, rng, 50, 1, ac, PIXELS)
     out = dict(side="spinup_tf2", transitions=n, buffer_gb=buf.nbytes / 2**30)
     if run is not None:
         path = osp.join(tempfile.mkdtemp(prefix="pixel_ckpt_"), "arrays.npz")

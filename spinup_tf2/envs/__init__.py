@@ -99,4 +99,4 @@ from spinup_tf2.envs.trust import (  # noqa: F401
     check_trusted,
     replayed,
 )
-from spinup_tf2.envs.vector import VECTOR_MODES, VectorEpisodes  # noqa: F401
+from spinup_tf2.envs.vector import VectorEpisodes  # noqa: F401

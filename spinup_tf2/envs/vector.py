@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from spinup_tf2.arguments import VECTOR_MODES  # noqa: F401 (declared with the argument)
 from spinup_tf2.envs.action_scale import ActionScale
 from spinup_tf2.envs.dict_obs import DictLayout
 from spinup_tf2.envs.episodes import rng_state, set_rng_state, store_episode

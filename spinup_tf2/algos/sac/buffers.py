@@ -20,7 +20,7 @@ class ReplayBuffer:
     capacity; when full, each new transition replaces the oldest. Minibatches
     are drawn uniformly, with replacement. Each transition also keeps the environment
     steps it spans (``steps``: 1, or k for an n-step transition), from which the replay
-    door makes its backup's discount (:func:`spinup_tf2.algos.sac.replay.discount_of`).
+    replay names its backup's discount (:func:`discount_of`).
     """
 
     def __init__(self, obs_dim: int, act_dim: int, size: int):
@@ -87,6 +87,18 @@ class ReplayBuffer:
         return {k: np.take(buf, idxs, axis=0) for k, buf in (
             ("obs", self.obs_buf), ("obs2", self.obs2_buf), ("act", self.act_buf),
             ("rew", self.rew_buf), ("done", self.done_buf), ("steps", self.steps_buf))}
+
+
+def discount_of(batch: dict, gamma: float) -> np.ndarray:
+    """Each transition's backup discount, float32: ``gamma ** k * (1 - done)`` for the k
+    environment steps it spans (the buffer's ``steps``; 1 where it keeps none) and
+    ``done`` its termination. For a one-step transition this is ``gamma * (1 - done)``,
+    computed in float32 as SAC's losses computed it."""
+    done, factor = batch["done"], np.float32(gamma)
+    if "steps" in batch:  # gamma itself at one step: float32 powers are not always exact
+        steps = batch["steps"]
+        factor = np.where(steps == 1, factor, factor ** steps.astype(np.float32))
+    return (factor * (np.float32(1) - done)).astype(np.float32)
 
 
 def check_shape(array: np.ndarray, shape: tuple, name: str) -> np.ndarray:

@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from spinup_tf2.algos.sac.buffers import check_shape
+from spinup_tf2.algos.sac.buffers import check_shape, discount_of
 from spinup_tf2.errors import SpinupError
 
 GOAL_KEYS = ("achieved_goal", "desired_goal")
@@ -80,7 +80,7 @@ class HerReplayBuffer:
     ``store(o, a, r, o2, terminated, copy=0)`` takes one environment step of copy ``copy``
     (``o``, ``o2``: flat observations, :class:`~spinup_tf2.envs.dict_obs.DictLayout`);
     ``end_episode(copy=0)`` ends that copy's episode (by termination, time limit or
-    ``max_ep_len``). ``sample_batch`` returns ``obs, act, rew, obs2, done, steps`` like
+    ``max_ep_len``). ``sample_batch`` returns ``obs, act, rew, obs2, done, steps, discount`` like
     :class:`~spinup_tf2.algos.sac.buffers.ReplayBuffer`'s.
 
     Args:
@@ -167,6 +167,7 @@ class HerReplayBuffer:
                                      for c in range(self.copies)])
             idx = stored[rng.integers(0, len(stored), size=total)]
         batch = self._transitions(idx, rng, relabel=len(valid) > 0)
+        batch["discount"] = discount_of(batch, self.gamma)
         return {k: v.reshape(*shape, *v.shape[1:]) for k, v in batch.items()}
 
     def _transitions(self, idx: np.ndarray, rng: np.random.Generator, relabel: bool) -> dict:

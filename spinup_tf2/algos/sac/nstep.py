@@ -4,7 +4,8 @@ The transition stored for step t is (o_t, a_t, R, o_{t+k}, d) with k = min(n, st
 in the episode), the discounted return R = r_t + gamma r_{t+1} + ... + gamma^(k-1) r_{t+k-1},
 d whether the episode terminated within it, and its k steps (the buffer's ``steps``): the
 replay door makes its backup's discount ``gamma^k (1 - d)``
-(:func:`~spinup_tf2.algos.sac.replay.discount_of`), so the backup is ``R + gamma^k (1 - d)
+(:func:`~spinup_tf2.algos.sac.buffers.discount_of`, in :meth:`NStepReturns.sample_batch`),
+so the backup is ``R + gamma^k (1 - d)
 (...)`` with no change to any variant's losses, and n = 1 stores exactly what SAC stores.
 At an episode's end the windows still open are written short: a termination inside the n
 steps cuts the return there (no bootstrap); a truncation (a time limit) bootstraps from the
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spinup_tf2.algos.sac.buffers import check_shape
+from spinup_tf2.algos.sac.buffers import check_shape, discount_of
 
 
 def check_takes_steps(buffer, n_step: int) -> None:
@@ -69,6 +70,13 @@ class NStepReturns:
 
     def __getattr__(self, name):
         return getattr(self.__dict__["buffer"], name)
+
+    def sample_batch(self, *args, **kwargs) -> dict:
+        """The buffer's minibatch, with each transition's backup ``discount`` at gamma
+        (:func:`~spinup_tf2.algos.sac.buffers.discount_of`)."""
+        batch = self.buffer.sample_batch(*args, **kwargs)
+        batch["discount"] = discount_of(batch, self.gamma)
+        return batch
 
     def store(self, obs, act, rew, next_obs, done, *memory, copy: int = 0) -> None:
         """One environment step; ``done`` is 1.0 for a true termination."""

@@ -7,6 +7,8 @@ is written) and once for its buffer (:func:`make_replay`): the variant record's 
 ``keeps`` field says) or a user's class (``replay_buffer_class``), fed n-step returns by
 :class:`~spinup_tf2.algos.sac.nstep.NStepReturns`; or, with ``her``, hindsight relabelling's
 :class:`~spinup_tf2.algos.sac.her.HerReplayBuffer`, which makes its n-step returns itself.
+Either one knows gamma and names each minibatch's backup ``discount``
+(:func:`~spinup_tf2.algos.sac.buffers.discount_of`).
 What a kind of replay cannot do is read from the record's fields, never from its name.
 Each block of updates draws its inputs here too (:func:`update_inputs`,
 :func:`run_updates`).
@@ -72,27 +74,14 @@ def make_replay(variant: Variant, ac, obs_dim: int | tuple, act_dim: int, replay
     return NStepReturns(buffer, n_step, gamma, copies, episodes_continue=copies == 1)
 
 
-def discount_of(batch: dict, gamma: float) -> np.ndarray:
-    """Each transition's backup discount, float32: ``gamma ** k * (1 - done)`` for the k
-    environment steps it spans (the buffer's ``steps``; 1 where it keeps none) and
-    ``done`` its termination. For a one-step transition this is ``gamma * (1 - done)``,
-    computed in float32 as SAC's losses computed it."""
-    done, factor = batch["done"], np.float32(gamma)
-    if "steps" in batch:  # gamma itself at one step: float32 powers are not always exact
-        steps = batch["steps"]
-        factor = np.where(steps == 1, factor, factor ** steps.astype(np.float32))
-    return (factor * (np.float32(1) - done)).astype(np.float32)
-
-
 def update_inputs(replay_buffer, batch_size: int, rng: np.random.Generator, n_updates: int,
-                  noise_dim: int, ac=None, variant: Variant = MLP, *, gamma: float) -> list:
+                  noise_dim: int, ac=None, variant: Variant = MLP) -> list:
     """The arrays one update block takes: ``n_updates`` minibatches (the ``variant``'s
-    ``batch_keys``, with each backup's ``discount`` at ``gamma``, :func:`discount_of`), the
-    policy's noise at o and o2 of every transition drawn (of every
+    ``batch_keys``; the replay's minibatch names each backup's ``discount``), the policy's
+    noise at o and o2 of every transition drawn (of every
     step, for windows), and the variant's ``extra_inputs`` (a pixel actor-critic's random
     shifts of the images)."""
     batch = replay_buffer.sample_batch(batch_size, rng, n_batches=n_updates)
-    batch["discount"] = discount_of(batch, gamma)
     noise = rng.standard_normal((n_updates, 2 * batch["rew"][0].size, noise_dim),
                                 dtype=np.float32)
     extra = ([variant.extra_inputs(rng, ac, n_updates, batch_size)]
@@ -103,8 +92,7 @@ def update_inputs(replay_buffer, batch_size: int, rng: np.random.Generator, n_up
 
 def run_updates(update_block: Callable, replay_buffer, batch_size: int,
                 rng: np.random.Generator, n_updates: int, noise_dim: int, ac,
-                variant: Variant = MLP, normalizer: core.ObsNormalizer | None = None, *,
-                gamma: float) -> dict:
+                variant: Variant = MLP, normalizer: core.ObsNormalizer | None = None) -> dict:
     """Run ``n_updates`` updates (:func:`update_inputs`, then ``update_block``) and return
     their diagnostics as numpy: in one call, or ``variant.updates_per_call`` at a time;
     then average ``ac``'s ``local_statistics`` across MPI processes. A ``normalizer`` first
@@ -118,7 +106,7 @@ def run_updates(update_block: Callable, replay_buffer, batch_size: int,
         normalizer.update()
     chunk = variant.updates_per_call or n_updates
     infos = [update_block(*update_inputs(replay_buffer, batch_size, rng, chunk, noise_dim, ac,
-                                         variant, gamma=gamma))
+                                         variant))
              for _ in range(n_updates // chunk)]
     average_params(ac.local_statistics())  # one model on every process
     return {k: np.concatenate([np.asarray(i[k]) for i in infos]) for k in infos[0]}

@@ -116,7 +116,7 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float
                 updates_per_step: int = 1) -> Callable:
     """Return ``update(obs, act, rew, obs2, discount, noise, *extra)``: one SAC gradient
     step (``discount``: each backup's bootstrap factor, the replay door's named batch entry,
-    :func:`spinup_tf2.algos.sac.replay.discount_of`; ``extra``: what the variant's losses
+    :func:`spinup_tf2.algos.sac.buffers.discount_of`; ``extra``: what the variant's losses
     take after the noise, e.g. a recurrent actor-critic's windows, see
     :mod:`spinup_tf2.algos.sac.recurrent`).
 
@@ -419,8 +419,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     alpha, tuner_args = check_sac_args(config)
     logger_kwargs, overwrite, video_freq = run_settings(config, note=True, settle=True)
     env, test_env = envs.make_env(env_fn), envs.make_env(env_fn)
-    spaces = envs.network_spaces(env)  # the layout, action scale and spaces the networks see
-    layout, scale, obs_space, act_space = spaces
+    layout, scale, obs_space, act_space = spaces = envs.network_spaces(env)  # as nets see it
     discrete, obs_dim, act_dim, n_noise = check_spaces(obs_space, act_space, normalize_obs)
     variant, actor_critic = pick_variant(actor_critic, ac_kwargs, obs_space, discrete)
     # What fails only when stepped, before anything is written; does it report success?
@@ -443,11 +442,9 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     normalizer = core.ObsNormalizer(obs_dim, name="obs_normalizer") if normalize_obs else None
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
                                       ac_kwargs, normalizer, variant.targets)
-    replay_buffer = make_replay(variant, ac, obs_dim, act_dim, replay_size,  # memory checked
-                                envs.frame_stack(env), num_envs, replay_buffer_class, n_step,
-                                gamma, her_kwargs)
-    saved_model = core.environment_export(variant.export(ac, obs_dim, n_noise), spaces)
-    get_action = variant.agent(ac, rng, n_noise, discrete)
+    replay_buffer = make_replay(variant, ac, obs_dim, act_dim, replay_size, envs.frame_stack(env),
+                                num_envs, replay_buffer_class, n_step, gamma, her_kwargs)
+    get_action, saved_model = variant.agent_and_export(ac, rng, n_noise, discrete, obs_dim, spaces)
 
     # Only now, with every argument tried, is anything written.
     resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
@@ -508,8 +505,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
         if t >= local_update_after and blocks:
             info = run_updates(update_block, replay_buffer, batch_size, rng,
                                blocks * update_every * updates_per_step,
-                               0 if discrete else act_dim, ac, variant, normalizer,
-                               gamma=gamma)
+                               0 if discrete else act_dim, ac, variant, normalizer)
             check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
             logger.store(**info)
             get_action.refresh()

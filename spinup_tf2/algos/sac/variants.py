@@ -89,6 +89,14 @@ class Variant:
     critic_losses: Callable | None = None
     keeps: str = "transitions"
 
+    def agent_and_export(self, ac, rng, n_noise: int, discrete: bool, obs_dim: int | tuple,
+                         spaces) -> tuple:
+        """``(get_action, saved_model)``: the agent acting with ``ac`` and the module
+        ``tf2_save/`` holds, in the environment's terms (``spaces``, see
+        :func:`spinup_tf2.algos.sac.core.environment_export`)."""
+        return (self.agent(ac, rng, n_noise, discrete),
+                core.environment_export(self.export(ac, obs_dim, n_noise), spaces))
+
     def delay(self, updates_per_step: int) -> int:
         """Critic updates per policy update, at ``updates_per_step`` updates per
         environment step."""
