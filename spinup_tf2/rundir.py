@@ -318,10 +318,8 @@ def check_file(path: str, limit: int | None = None) -> None:
     link would read a file elsewhere."""
     limit = MAX_TEXT_BYTES if limit is None else limit
     st = os.lstat(path)
-    mode = st.st_mode
-    if not stat.S_ISREG(mode):
-        kind = ("a symbolic link" if stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-                else "a directory" if stat.S_ISDIR(mode) else "a device or socket")
+    kind = not_a_file(st.st_mode)
+    if kind:
         raise SpinupError(f"{path} is {kind}, not a file a run writes; it was not read. The "
                           f"run directory was altered: restore the file from a copy, or use "
                           f"another run.")
@@ -329,6 +327,15 @@ def check_file(path: str, limit: int | None = None) -> None:
         raise SpinupError(f"{path} holds {st.st_size:,} bytes, more than the {limit:,} a run "
                           f"writes there; it was not read. The run directory was altered: "
                           f"restore the file from a copy, or use another run.")
+
+
+def not_a_file(mode: int) -> str | None:
+    """What a file of ``os.lstat`` mode ``mode`` is if not a regular file ('a symbolic
+    link', 'a FIFO', ...), else None."""
+    if stat.S_ISREG(mode):
+        return None
+    return ("a symbolic link" if stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a directory" if stat.S_ISDIR(mode) else "a device or socket")
 
 
 def check_tree(folder: str, limit: int = MAX_SAVE_BYTES) -> None:
@@ -403,13 +410,25 @@ def open_progress(run_dir: str, keep_rows: int | None = None, fname: str = PROGR
 def open_log(path: str, append: bool = False):
     """A run's ``stdout.txt`` opened for its launcher to write (appended when resuming),
     never through a symbolic link planted at its name."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
+    # O_NONBLOCK: a FIFO planted at the name fails (or opens at once) instead of waiting for
+    # a reader forever; the check after the open refuses it and a device either way.
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+             | (os.O_APPEND if append else 0))
     try:
-        return os.fdopen(os.open(path, flags, 0o644), "a" if append else "w")
+        fd = os.open(path, flags, 0o644)
     except OSError as err:
-        raise SpinupError(f"{path} cannot be written ({err.strerror}): a symbolic link or "
-                          f"an unwritable file stands at the run's log. Remove it, or give "
-                          f"the run another directory.") from None
+        raise SpinupError(f"{path} cannot be written ({err.strerror}): a symbolic link, a "
+                          f"FIFO or an unwritable file stands at the run's log. Remove it, or "
+                          f"give the run another directory.") from None
+    kind = not_a_file(os.fstat(fd).st_mode)
+    if kind:
+        os.close(fd)
+        raise SpinupError(f"{path} is {kind}, not a run's log file; it was not written. "
+                          f"Remove it, or give the run another directory.")
+    os.set_blocking(fd, True)
+    if not append:
+        os.ftruncate(fd, 0)
+    return os.fdopen(fd, "a" if append else "w")
 
 
 def find_saves(run_dir: str) -> dict:
@@ -560,7 +579,7 @@ def writing(run_dir: str | None):
     except OSError as err:
         if run_dir is None or err.errno not in WRITE_ERRNOS:
             raise
-        rows, epoch = progress_rows(run_dir), _checkpoint_epoch(run_dir)
+        rows, epoch = progress_rows(run_dir), checkpoint_epoch(run_dir)
         where = f": {err.filename}" if err.filename else ""
         then = (f"continue the run with --resume (resume=True), which goes on from epoch "
                 f"{epoch}" if epoch else "start it again with --overwrite (overwrite=True)")
@@ -573,7 +592,7 @@ def writing(run_dir: str | None):
               f"{then}.") from None
 
 
-def _checkpoint_epoch(run_dir: str) -> int | None:
+def checkpoint_epoch(run_dir: str) -> int | None:
     """The epoch of the run's training checkpoint, None if it has none readable."""
     folder = existing_dir(osp.join(run_dir, TRAIN_STATE))
     try:

@@ -11,6 +11,7 @@ as PNG files. A study writes its tables after every round and all of it when it 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import os.path as osp
 import shlex
@@ -40,15 +41,20 @@ def check_optuna_installed() -> None:
 
 def open_storage(storage: str | None, study_dir: str):
     """The Optuna storage a study lives in: a journal file (a path; by default
-    ``<study_dir>/study.journal``) or a database URL (``sqlite:///study.db``)."""
+    ``<study_dir>/study.journal``) or a database URL (``sqlite:///study.db``). A journal
+    or SQLite file is held to a run directory's rules: a regular file, not a link, of
+    bounded size (:func:`check_storage_file`); a journal's last record cut short by a
+    crash or a full disk is dropped, so that the next record starts on a line of its own."""
     import optuna
 
     target = storage or osp.join(study_dir, STUDY_FILE)
+    check_storage_file(target, storage)
     try:
         if "://" in target:
             return optuna.storages.RDBStorage(target)
         os.makedirs(osp.dirname(osp.abspath(target)), exist_ok=True)
         backend = optuna.storages.journal.JournalFileBackend(target)
+        _drop_cut_record(backend, target)
         return optuna.storages.JournalStorage(backend)
     except Exception as err:  # an RDB or a file system may refuse in many ways
         first = (str(err).strip().splitlines() or [""])[0][:200]
@@ -57,6 +63,108 @@ def open_storage(storage: str | None, study_dir: str):
                           f"folder you can write (the default: {STUDY_FILE} in the study's "
                           f"folder) or a database URL such as sqlite:///study.db. Nothing was "
                           f"started.") from None
+
+
+def storage_path(target: str) -> str | None:
+    """The file behind a storage: the journal's path, a ``sqlite:///`` URL's database
+    file; None for a database server."""
+    if "://" not in target:
+        return target
+    head, _, rest = target.partition(":///")
+    return rest.split("?")[0] if head.startswith("sqlite") and rest else None
+
+
+def check_storage_file(target: str, given: str | None) -> None:
+    """Refuse a storage file that is a symbolic link, FIFO, device or folder, or larger
+    than a study writes (:data:`rundir.MAX_TEXT_BYTES`): opening it would follow the link,
+    block forever, or read without end."""
+    path = storage_path(target)
+    if path is None or not osp.lexists(path):
+        return
+    st = os.lstat(path)
+    kind = rundir.not_a_file(st.st_mode)
+    flag = f"--storage {given}" if given else path
+    if kind:
+        raise SpinupError(f"{flag}: {path} is {kind}, not a study's journal or database "
+                          f"file; it was neither read nor written. Remove it, or give "
+                          f"--storage a path to a regular file (the default: {STUDY_FILE} in "
+                          f"the study's folder). Nothing was started.")
+    if st.st_size > rundir.MAX_TEXT_BYTES:
+        raise SpinupError(f"{flag}: {path} holds {st.st_size:,} bytes, more than the "
+                          f"{rundir.MAX_TEXT_BYTES:,} a study writes; it was not read. Give "
+                          f"the study's own storage file. Nothing was started.")
+
+
+def _drop_cut_record(backend, path: str) -> None:
+    """Cut a journal back to its last whole line (under the journal's lock, which every
+    writer holds while it appends): what follows it is a record whose writing was cut
+    short, which Optuna never read back."""
+    from optuna.storages.journal._file import get_lock_file
+
+    if not osp.exists(path) or os.path.getsize(path) == 0:
+        return
+    with get_lock_file(backend._lock), open(path, "rb+") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - 1))
+        if f.read(1) == b"\n":
+            return
+        data_end, chunk = size, 1 << 16
+        while data_end > 0:  # find the last newline, reading backwards
+            start = max(0, data_end - chunk)
+            f.seek(start)
+            at = f.read(data_end - start).rfind(b"\n")
+            if at >= 0:
+                f.truncate(start + at + 1)
+                return
+            data_end = start
+        f.truncate(0)
+
+
+# The files a study writes in its folder, beside its trials' run directories.
+STUDY_FILES = (STUDY_FILE, "trials.tsv", "best.txt")
+PLOTS_DIR = "plots"
+
+
+def check_study_dir(study_dir: str) -> None:
+    """Refuse a study folder in which a file the study writes is a link, FIFO or device,
+    or its plots folder a link (writing through it would change files elsewhere)."""
+    for name in STUDY_FILES + (PLOTS_DIR,):
+        path = osp.join(study_dir, name)
+        if not osp.lexists(path):
+            continue
+        kind = rundir.not_a_file(os.lstat(path).st_mode)
+        if name == PLOTS_DIR and kind == "a directory":
+            for entry in os.scandir(path):
+                _refuse_at(entry.path, rundir.not_a_file(
+                    entry.stat(follow_symlinks=False).st_mode))
+        elif kind:
+            _refuse_at(path, kind)
+
+
+def _refuse_at(path: str, kind: str | None) -> None:
+    if kind:
+        raise SpinupError(f"{path} is {kind}, where a study writes its own file; the study "
+                          f"would write through it, changing what lies elsewhere. Nothing was "
+                          f"written. Remove it, or give the study another --exp_name or "
+                          f"--data_dir.")
+
+
+@contextlib.contextmanager
+def study_writing(study_dir: str):
+    """Around a study's writing: a write the disk refuses (full, quota, read-only)
+    becomes one paragraph saying what is whole."""
+    try:
+        yield
+    except OSError as err:
+        if err.errno not in rundir.WRITE_ERRNOS:
+            raise
+        where = f": {err.filename}" if err.filename else ""
+        raise SpinupError(
+            f"The study stopped: a file of {study_dir} could not be written ({err.strerror}"
+            f"{where}). What was written before is whole: the study's storage holds every "
+            f"trial it recorded, each run directory its epochs and checkpoint, trials.tsv and "
+            f"best.txt their last version. Free space (or make the folder writable again), "
+            f"then run the same command with --resume.") from None
 
 
 def format_value(value) -> str:
@@ -71,14 +179,15 @@ def format_value(value) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
-def format_flags(flags: dict) -> list[str]:
-    """``{key: value or [values]}`` as command-line tokens (``--key v1 v2``; a True
-    switch alone)."""
+def format_flags(flags: dict, several: tuple = ()) -> list[str]:
+    """``{key: value}`` as command-line tokens that the launcher reads back to the same
+    values: ``--key value`` (a list is one value: ``--hid [16]``), a True switch alone;
+    the keys in ``several`` hold lists of values (``--seed 0 10``)."""
     tokens = []
-    for key, vals in flags.items():
-        vals = vals if isinstance(vals, list) else [vals]
+    for key, value in flags.items():
         tokens.append("--" + key)
-        if vals != [True]:
+        vals = list(value) if key in several else [value]
+        if not (len(vals) == 1 and vals[0] is True):  # 1 == True, but 1 is no switch
             tokens += [format_value(v) for v in vals]
     return tokens
 
@@ -111,6 +220,7 @@ def write_report(opt_study, study_dir: str, plots: bool = True,
     and say where they are."""
     from optuna.trial import TrialState
 
+    check_study_dir(study_dir)  # again: the folder may have changed while trials ran
     header, rows = trial_rows(opt_study)
     # shared: every driver of the study rewrites its tables and plots, maybe at once
     rundir.write_text(osp.join(study_dir, "trials.tsv"), "\n".join(
@@ -127,7 +237,7 @@ def write_report(opt_study, study_dir: str, plots: bool = True,
         rundir.write_text(osp.join(study_dir, "best.txt"), text, shared=True)
     if not plots:
         return
-    written = write_plots(opt_study, osp.join(study_dir, "plots"))
+    written = write_plots(opt_study, osp.join(study_dir, PLOTS_DIR))
     journal = storage or osp.join(study_dir, STUDY_FILE)
     print(f"\nStudy {opt_study.study_name}: {len(opt_study.trials)} trials; table "
           f"{osp.join(study_dir, 'trials.tsv')}"
@@ -203,6 +313,7 @@ def main(argv: list[str]) -> int:
         except KeyError:
             raise SpinupError(f"There is no study {name} in the storage of {study_dir}; the "
                               f"study's name is its folder's.") from None
-        write_report(opt_study, study_dir, plots=True, storage=storage)
+        with study_writing(study_dir):
+            write_report(opt_study, study_dir, plots=True, storage=storage)
 
     return cli_main(command)

@@ -45,9 +45,11 @@ from spinup_tf2.launch.study import (
     STOPPED,
     STUDY_FILE,
     check_optuna_installed,
+    check_study_dir,
     format_flags,
     format_value,
     open_storage,
+    study_writing,
     write_report,
 )
 from spinup_tf2.launch.trial import PRUNERS, Objective, RunSpec, TrialSpec, make_pruner
@@ -157,7 +159,7 @@ class Study:
         """The command line of one run of the study, less the searched flags."""
         return ["python", "-m", "spinup_tf2.run", self.cmd] + format_flags(
             {"env": self.envs, **({"seed": self.seeds} if self.seeds != [0] else {}),
-             **self.fixed})
+             **self.fixed}, several=("env", "seed"))
 
     def variants(self) -> list[dict]:
         """Argument sets that reach every end of the search space (each bound, each
@@ -306,11 +308,19 @@ def tune(algo, trials: int = 20, objective: str = "AverageTestEpRet",
     data_dir = osp.abspath(data_dir or DEFAULT_DATA_DIR)
     rundir.check_writable_dir(data_dir, "--data_dir")
     study_dir = osp.join(data_dir, exp_name)
+    check_study_dir(study_dir)
     envs = _as_list(args.pop("env_name", None))
     seeds = _as_list(args.pop("seed", 0))
     if not envs or envs == [None]:
         raise SpinupError("tune needs an environment: --env NAME (env_name=...), e.g. --env "
                           "Pendulum-v1. Nothing was started.")
+    for flag, values in (("--env", envs), ("--seed", seeds)):
+        twice = [v for i, v in enumerate(values) if v in values[:i]]
+        if twice:
+            raise SpinupError(f"{flag} {' '.join(map(str, values))}: {twice[0]} is given twice, "
+                              f"and every trial runs each value into one directory, so the "
+                              f"two runs would overwrite each other. Give each value once "
+                              f"(e.g. --seed 0 10). Nothing was started.")
     for key in ("resume", "datestamp"):
         if key in args:
             raise SpinupError(f"--{key} is not an argument of a trial's runs: tune's --resume "
@@ -321,18 +331,18 @@ def tune(algo, trials: int = 20, objective: str = "AverageTestEpRet",
         dist = parse_distribution(key, value)
         if dist is not None:
             space[key] = dist
-        elif isinstance(value, list) and key not in ("env_kwargs",) and len(value) != 1:
-            raise SpinupError(f"--{key} has {len(value)} values ({value!r}): a study searches "
-                              f"with distributions, not grids (only --env and --seed take "
-                              f"several values, which every trial runs). Give "
-                              f"--{key} choice:{','.join(map(format_value, value))} to search "
-                              f"them. Nothing was started.")
         else:
-            fixed[key] = value[0] if isinstance(value, list) else value
+            fixed[key] = value  # a list is one value (hidden_sizes=[16]), not a grid
     if not space:
         raise SpinupError("This study has nothing to search: give at least one flag a "
                           "distribution, e.g. --lr loguniform:1e-4:3e-3 or --batch_size "
                           "choice:64,128,256. Nothing was started.")
+    alpha = fixed.get("alpha", algo_path.defaults().get("alpha"))
+    if objective in ("Alpha", "LossAlpha") and "alpha" not in space and not (
+            isinstance(alpha, str) and alpha.startswith("auto")):
+        raise SpinupError(f"objective (--objective) {objective}: a run logs {objective} only "
+                          f"when alpha is learned, and this study fixes alpha at {alpha!r}. "
+                          f"Give --alpha auto, or another objective. Nothing was started.")
     num_cpu = _checked_whole("num_cpu (--cpu)", num_cpu, 1)
     study = Study(cmd, algo_path, space, fixed, envs, seeds, study_dir, num_cpu)
     _check_settings(trials, objective, objective_epochs, direction, pruner, pruner_kwargs,
@@ -356,27 +366,28 @@ def tune(algo, trials: int = 20, objective: str = "AverageTestEpRet",
                 pruner_kwargs=pruner_kwargs or {}, sampler_kwargs=sampler_kwargs or {},
                 sampler_seed=sampler_seed, target_scores=target_scores or {})
     spec = json.loads(json.dumps(spec))  # as the storage gives it back (tuples as lists)
-    opt_study = _open_study(exp_name, storage, study_dir, spec, study, direction, resume)
-    objective_ = Objective(objective, objective_epochs,
-                           {k: tuple(v) for k, v in (target_scores or {}).items()} or None)
-    settings = (objective_, direction, pruner, pruner_kwargs or {})
-    if backend == "ray":
-        from spinup_tf2.launch.ray_backend import check_cpus_per_task, connect
+    with study_writing(study_dir):  # a write the disk refuses: one paragraph
+        opt_study = _open_study(exp_name, storage, study_dir, spec, study, direction, resume)
+        objective_ = Objective(objective, objective_epochs,
+                               {k: tuple(v) for k, v in (target_scores or {}).items()} or None)
+        settings = (objective_, direction, pruner, pruner_kwargs or {})
+        if backend == "ray":
+            from spinup_tf2.launch.ray_backend import check_cpus_per_task, connect
 
-        with connect(address) as (ray, cpus, cluster):
-            per_trial = num_cpu * len(envs) * len(seeds)
-            check_cpus_per_task(cpus, per_trial, f"A trial's {per_trial} CPU(s) (--cpu "
-                                                 f"{num_cpu} x {len(envs)} env(s) x "
-                                                 f"{len(seeds)} seed(s))")
-            parallel = parallel or max(1, int(sum(cpus)) // per_trial)
-            print(f"{cluster}; trials of {per_trial} CPU(s), {parallel} per round.",
-                  flush=True)
+            with connect(address) as (ray, cpus, cluster):
+                per_trial = num_cpu * len(envs) * len(seeds)
+                check_cpus_per_task(cpus, per_trial, f"A trial's {per_trial} CPU(s) (--cpu "
+                                                     f"{num_cpu} x {len(envs)} env(s) x "
+                                                     f"{len(seeds)} seed(s))")
+                parallel = parallel or max(1, int(sum(cpus)) // per_trial)
+                print(f"{cluster}; trials of {per_trial} CPU(s), {parallel} per round.",
+                      flush=True)
+                _drive(opt_study, study, trials, parallel, settings, sampler_kwargs, sampler_seed,
+                       lambda specs: _run_round_ray(ray, specs, per_trial))
+        else:
             _drive(opt_study, study, trials, parallel, settings, sampler_kwargs, sampler_seed,
-                   lambda specs: _run_round_ray(ray, specs, per_trial))
-    else:
-        _drive(opt_study, study, trials, parallel, settings, sampler_kwargs, sampler_seed,
-               _run_round_local)
-    write_report(opt_study, study_dir, plots=True, storage=storage)
+                   _run_round_local)
+        write_report(opt_study, study_dir, plots=True, storage=storage)
     return opt_study
 
 
@@ -421,6 +432,14 @@ def _check_settings(trials, objective, objective_epochs, direction, pruner, prun
     if not isinstance(objective, str) or not objective:
         raise SpinupError(f"objective (--objective) must name a progress.txt column, e.g. "
                           f"AverageTestEpRet or TestSuccessRate; got {objective!r}.")
+    from spinup_tf2.algos.sac.columns import could_be_column
+
+    unknown = could_be_column(objective)
+    if unknown:
+        close = difflib.get_close_matches(objective, unknown.split(", "), n=1)
+        raise SpinupError(f"objective (--objective) {objective!r} is no column of a run's "
+                          f"progress.txt" + (f" (did you mean {close[0]}?)" if close else "")
+                          + f": {unknown}. Nothing was started.")
     if direction not in ("maximize", "minimize"):
         raise SpinupError(f"direction (--direction) must be 'maximize' or 'minimize'; got "
                           f"{direction!r}. Nothing was started.")
@@ -589,7 +608,7 @@ def _run_batch(opt_study, study: Study, batch: list, settings, run_round) -> Non
     try:
         results = run_round(specs)
     except KeyboardInterrupt:
-        _stopped(list(trials.values()))
+        _stopped(list(trials.values()), study.study_dir)
         raise
     column_missing, stopped = None, []
     for res in results:
@@ -600,7 +619,7 @@ def _run_batch(opt_study, study: Study, batch: list, settings, run_round) -> Non
         if res.get("column_missing"):
             column_missing = res["error"]
     if stopped:
-        _stopped(stopped)
+        _stopped(stopped, study.study_dir)
         raise KeyboardInterrupt
     write_report(opt_study, study.study_dir, plots=False)
     done = opt_study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
@@ -613,13 +632,21 @@ def _run_batch(opt_study, study: Study, batch: list, settings, run_round) -> Non
                           f"those columns.")
 
 
-def _stopped(trials: list) -> None:
-    """Leave trials stopped midway for a resume to take up, and say so."""
+def _stopped(trials: list, study_dir: str) -> None:
+    """Leave trials stopped midway for a resume to take up, and say what each kept."""
+    kept = []
     for trial in trials:
         trial.set_user_attr(OWNER_KEY, STOPPED)
+        for run in trial.user_attrs.get(RUNS_KEY, []):
+            out = osp.join(study_dir, run)
+            epoch, rows = rundir.checkpoint_epoch(out), rundir.progress_rows(out)
+            kept.append(f"{run}: " + (
+                f"checkpoint of epoch {epoch} kept, --resume goes on from it" if epoch else
+                "no epoch finished, --resume starts it over" if not rows else
+                f"{rows} epoch(s) but no checkpoint, --resume marks the trial failed"))
     print(colorize(f"\nInterrupted: the finished trials are kept in the study; trial(s) "
-                   f"{', '.join(str(t.number) for t in trials)} stopped midway, their runs' "
-                   f"checkpoints kept. The same command with --resume continues the study.",
+                   f"{', '.join(str(t.number) for t in trials)} stopped midway ("
+                   + "; ".join(kept) + "). The same command with --resume continues the study.",
                    "yellow", bold=True), flush=True)
 
 
@@ -712,14 +739,14 @@ def main(argv: list[str]) -> int:
     def command():
         from spinup_tf2.launch.flags import parse_flags, whole_numbers_as_ints
 
-        if not argv or argv[0].startswith("-"):
-            raise SpinupError("tune needs the algorithm first: python -m spinup_tf2.run tune "
-                              "sac --env Pendulum-v1 --trials 20 --lr loguniform:1e-4:3e-3.")
         if any(a in ("--help", "-h") for a in argv):
             from spinup_tf2.arguments import tune_help
 
             print(TUNE_USAGE + tune_help() + "\n")
             return 0
+        if not argv or argv[0].startswith("-"):
+            raise SpinupError("tune needs the algorithm first: python -m spinup_tf2.run tune "
+                              "sac --env Pendulum-v1 --trials 20 --lr loguniform:1e-4:3e-3.")
         check_optuna_installed()
         arg_dict, _ = parse_flags("tune " + argv[0], argv[1:])
         whole_numbers_as_ints(arg_dict, _algorithm(argv[0])[1].defaults())
@@ -735,8 +762,15 @@ def main(argv: list[str]) -> int:
                 else:
                     kwargs[{"ray_address": "address"}.get(key, key)] = vals[0]
         for key, vals in arg_dict.items():
-            kwargs[key] = vals if key in ("env_name", "seed") else (
-                vals[0] if len(vals) == 1 else vals)
+            if key not in ("env_name", "seed") and len(vals) != 1:
+                raise SpinupError(
+                    f"--{key} has {len(vals)} values ({' '.join(map(format_value, vals))}): a "
+                    f"study searches with distributions, not grids (only --env and --seed "
+                    f"take several values, which every trial runs). Give --{key} "
+                    f"choice:{','.join(map(format_value, vals))} to search them. Nothing was "
+                    f"started.")
+            # One value, read exactly as the launcher reads it: --hid [16] is [16].
+            kwargs[key] = vals if key in ("env_name", "seed") else vals[0]
         tune(argv[0], **kwargs)
 
     return cli_main(command)

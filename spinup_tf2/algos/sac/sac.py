@@ -22,6 +22,7 @@ import numpy as np
 from spinup_tf2 import envs, rundir
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.buffers import ReplayBuffer  # noqa: F401 (where Spinning Up has it)
+from spinup_tf2.algos.sac.columns import epoch_columns
 from spinup_tf2.algos.sac.fast_path import (
     Adam,
     EntropyTuner,
@@ -604,34 +605,16 @@ def log_param_counts(logger: EpochLogger, ac) -> None:
 def log_epoch(logger: EpochLogger, epoch: int, total_env_interacts: int, elapsed: float,
               keys: tuple = logged_keys(2), success: bool = False,
               runaway: RunawayWatch | None = None) -> None:
-    """Write the epoch's row: Spinning Up's columns, in its order, for the update's
-    diagnostics ``keys`` (``update.logged_keys``): ``Q3Vals``, ``LossQ3``... after their like
-    for a variant with more critics; ``Alpha`` and ``LossAlpha`` after ``Time`` when alpha
-    is learned; last, with ``success``, ``SuccessRate`` and ``TestSuccessRate`` (the share
-    of the epoch's episodes whose last step reported ``info['is_success']``). With a
-    ``runaway`` watch, its warning (if any) follows the row."""
+    """Write the epoch's row, the columns of :func:`epoch_columns`. With a ``runaway``
+    watch, its warning (if any) follows the row."""
     # The watch reads the epoch's stored values, which writing the row consumes.
     warning = runaway(logger.epoch_dict) if runaway is not None else None
-    critics = [k[len("LossQ"):] for k in keys if k.startswith("LossQ")]
-    logger.log_tabular("Epoch", epoch)
-    logger.log_tabular("EpRet", with_min_and_max=True)
-    logger.log_tabular("TestEpRet", with_min_and_max=True)
-    logger.log_tabular("EpLen", average_only=True)
-    logger.log_tabular("TestEpLen", average_only=True)
-    logger.log_tabular("TotalEnvInteracts", total_env_interacts)
-    for i in critics:
-        logger.log_tabular(f"Q{i}Vals", with_min_and_max=True)
-    logger.log_tabular("LogPi", with_min_and_max=True)
-    logger.log_tabular("LossPi", average_only=True)
-    for i in critics:
-        logger.log_tabular(f"LossQ{i}", average_only=True)
-    logger.log_tabular("Time", elapsed)
-    if "Alpha" in keys:
-        logger.log_tabular("Alpha", average_only=True)
-        logger.log_tabular("LossAlpha", average_only=True)
-    if success:
-        logger.log_tabular("SuccessRate", average_only=True)
-        logger.log_tabular("TestSuccessRate", average_only=True)
+    values = dict(Epoch=epoch, TotalEnvInteracts=total_env_interacts, Time=elapsed)
+    for key, kind in epoch_columns(keys, success):
+        if kind == "value":
+            logger.log_tabular(key, values[key])
+        else:
+            logger.log_tabular(key, with_min_and_max=kind == "stats", average_only=kind == "mean")
     logger.dump_tabular()
     if warning:
         logger.log(warning, color="yellow")
