@@ -107,3 +107,84 @@ def test_a_pickled_environment_cut_off_from_its_simulator_is_rebuilt(tmp_path):
             f"(RuntimeError: Not connected to physics server.)" in res.stdout), res.stdout
     assert "Rebuilding the environment FakeSim-v0 from config.json." in res.stdout
     assert "Episode 1" in res.stdout
+
+
+@pytest.fixture
+def installed_in_the_venv():
+    """The package installed into the test's own environment as pip lays it out (module,
+    ``.dist-info`` with a RECORD), so that ``pip uninstall`` removes it again: in CI and in
+    README's layout that environment is ``.venv`` inside the clone."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    name = PACKAGE + "venv"
+    site = sysconfig.get_paths()["purelib"]
+    os.makedirs(os.path.join(site, name))
+    init = INIT.replace(PACKAGE, name).replace("FakeGoal-", "VenvGoal-")
+    for fname, text in (("__init__.py", init), ("env.py", ENV)):
+        with open(os.path.join(site, name, fname), "w") as f:
+            f.write(text)
+    info = os.path.join(site, f"{name}-1.0.dist-info")
+    os.makedirs(info)
+    files = {"METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n",
+             "top_level.txt": name + "\n", "INSTALLER": "pip\n"}
+    for fname, text in files.items():
+        with open(os.path.join(info, fname), "w") as f:
+            f.write(text)
+    record = [f"{name}/__init__.py,,", f"{name}/env.py,,"] + [
+        f"{name}-1.0.dist-info/{f},," for f in [*files, "RECORD"]]
+    with open(os.path.join(info, "RECORD"), "w") as f:
+        f.write("\n".join(record) + "\n")
+    try:
+        yield name
+    finally:
+        subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", name],
+                       capture_output=True)
+        shutil.rmtree(os.path.join(site, name), ignore_errors=True)
+        shutil.rmtree(info, ignore_errors=True)
+
+
+def test_a_package_in_the_clones_venv_replays_from_the_clone_and_from_root(
+        installed_in_the_venv, tmp_path):
+    """README's layout: the package installed in the environment the tests run in (in CI,
+    .venv inside the clone), training and replay run from the clone's root. Then the replay
+    from /, under which every folder lies, as a Python installed under the home folder is
+    when run from home: the standard library and the environment are still searched."""
+    name = installed_in_the_venv
+    clone = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    res = cli("sac", "--env", f"{name}:VenvGoal-v0", "--her", "--exp_name", "v",
+              "--data_dir", str(tmp_path), *FAST, cwd=clone)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    run = tmp_path / "v" / "v_s0"
+    for cwd in (clone, "/"):
+        res = cli("test_policy", str(run), "-n", "1", "--norender", cwd=cwd)
+        assert res.returncode == 0, (cwd, res.stdout[-3000:] + res.stderr[-3000:])
+        assert (f"Importing {name} (the installed distribution {name} 1.0), which registers "
+                f"VenvGoal-v0." in res.stdout)
+
+
+def test_a_planted_dist_info_does_not_make_a_module_importable(tmp_path):
+    """A ``.dist-info`` naming a module the Python has (the standard library's ``this``),
+    placed in the run directory and the working directory, makes no distribution of it:
+    config.json naming ``this:Env`` is refused, and ``this`` is never imported (it prints
+    the Zen of Python when it is)."""
+    import json
+
+    from helpers import run_tiny
+
+    run = tmp_path / "run"
+    run_tiny(run, num_test_episodes=1)
+    config = json.loads((run / "config.json").read_text())
+    config["env_name"] = "PlantedZen-v0"
+    config["env_spec"].update(id="PlantedZen-v0", entry_point="this:Env")
+    (run / "config.json").write_text(json.dumps(config))
+    for folder in (run, tmp_path):
+        info = folder / "this-1.0.dist-info"
+        os.makedirs(info)
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: this\nVersion: 1.0\n")
+        (info / "top_level.txt").write_text("this\n")
+    res = cli("test_policy", str(run), "-n", "1", "--norender", cwd=tmp_path)
+    assert_clean_error(res, "'PlantedZen-v0', which is not an id registered with gymnasium",
+                       "'this' is not an installed distribution")
+    assert "Beautiful is better than ugly" not in res.stdout + res.stderr

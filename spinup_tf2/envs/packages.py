@@ -7,9 +7,10 @@ imported.
 - On replay (``test_policy``, ``export``, videos of a finished run), a run directory's
   config.json names its environment by id and entry point; an id that is not registered
   in the fresh process is registered by importing the package of its entry point, only if
-  that package is an installed distribution found outside the working directory and the
-  run directory (which are never searched for it: a run directory is data, and a file
-  dropped beside it must not run), and saying which (:func:`import_registering_package`).
+  that package is an installed distribution (the module and its distribution's metadata in
+  one folder of ``sys.path``), found without the working directory itself and the run
+  directory (which are never searched for it: a run directory is data, and a file dropped
+  beside it must not run), and saying which (:func:`import_registering_package`).
 """
 
 from __future__ import annotations
@@ -43,28 +44,53 @@ def import_env_module(env_name: str) -> str:
     return env_id
 
 
-def _outside(path: str, dirs: list) -> bool:
-    real = osp.realpath(path or os.getcwd())
-    return not any(real == d or real.startswith(d + os.sep) for d in dirs)
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder + os.sep)
+
+
+def search_path(run_dir: str | None = None) -> list[str]:
+    """``sys.path`` without the working directory itself ('' or its path: a file dropped
+    there would be found first) and without the run directory and everything in it. A
+    folder below the working directory stays: a virtual environment in the clone (README's
+    layout) or a Python installed under the home folder run from home."""
+    cwd = osp.realpath(os.getcwd())
+    run = osp.realpath(run_dir) if run_dir else None
+    kept = []
+    for entry in sys.path:
+        real = osp.realpath(entry or os.getcwd())
+        if real != cwd and not (run and _within(real, run)):
+            kept.append(entry)
+    return kept
+
+
+def _top_level(dist) -> set:
+    """The top-level modules a distribution provides: its ``top_level.txt``, or the first
+    part of each file it installed."""
+    declared = (dist.read_text("top_level.txt") or "").split()
+    if declared:
+        return set(declared)
+    return {f.parts[0].split(".")[0] for f in dist.files or [] if f.parts
+            and not f.parts[0].endswith((".dist-info", ".egg-info"))}
 
 
 def installed_distribution(module: str, run_dir: str | None = None) -> tuple | None:
     """``(distribution name, version, search path)`` of the installed distribution that
-    provides the top-level ``module``, found on ``sys.path`` without the working directory
-    and ``run_dir``; None if there is none there."""
-    excluded = [osp.realpath(os.getcwd())] + ([osp.realpath(run_dir)] if run_dir else [])
-    path = [p for p in sys.path if p and _outside(p, excluded)]
+    provides the top-level ``module``: the module found on :func:`search_path`, and the
+    metadata of a distribution that names it in the same ``sys.path`` folder (as pip lays
+    them out), so that neither a module nor a ``.dist-info`` folder placed in the working
+    or run directory counts; None if there is none."""
+    path = search_path(run_dir)
     spec = importlib.machinery.PathFinder.find_spec(module, path)
-    if spec is None or not _outside(spec.origin or next(iter(spec.submodule_search_locations
-                                                               or []), ""), excluded):
+    if spec is None:
         return None
-    names = importlib.metadata.packages_distributions().get(module) or []
-    for name in names:
-        try:
-            dist = importlib.metadata.distribution(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-        return dist.metadata["Name"], dist.version, path
+    # The sys.path folder it was found in: a package's folder's parent, a module's folder.
+    where = list(spec.submodule_search_locations or []) or [spec.origin]
+    if not where[0]:
+        return None
+    home = osp.dirname(where[0])
+    for dist in importlib.metadata.distributions(path=[home]):
+        if module in _top_level(dist):
+            return dist.metadata["Name"], dist.version, path
     return None
 
 

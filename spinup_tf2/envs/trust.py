@@ -239,7 +239,8 @@ def _untrusted_id(env_id, entry_point, has_entry: bool, run_dir: str | None = No
     registered = gym.registry.get(env_id)
     if registered is None:
         package = (f" (its entry point's package {entry_point.split('.')[0].split(':')[0]!r} "
-                   f"is not an installed distribution outside the working and run "
+                   f"is not an installed distribution: a module with its distribution's "
+                   f"metadata in a folder of sys.path other than the working and run "
                    f"directories)" if has_entry and isinstance(entry_point, str) else "")
         return (f"the environment {env_id!r}, which is not an id registered with gymnasium"
                 f"{package}")

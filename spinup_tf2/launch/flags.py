@@ -337,6 +337,12 @@ def check_env_names(env_names: list) -> None:
             except (gym.error.DependencyNotInstalled, ImportError) as err:
                 raise SpinupError(f"{name} needs a package that is not installed: {err}. "
                                   f"Nothing was launched.") from None
+            except Exception as err:  # a registering package may name what it lacks
+                first = (str(err).strip().splitlines() or [""])[0][:200]
+                raise SpinupError(f"{name} is registered with the entry point "
+                                  f"{spec.entry_point!r}, which cannot be loaded "
+                                  f"({type(err).__name__}: {first}). Check the package that "
+                                  f"registers {name}. Nothing was launched.") from None
 
 
 def whole_numbers_as_ints(arg_dict: dict, defaults: dict) -> None:
