@@ -209,14 +209,17 @@ def new_run_dir(exp_name: str | None = None, data_dir: str | None = None) -> str
 
 def check_exp_name(exp_name) -> None:
     """Raise :class:`SpinupError` unless ``exp_name`` is a plain name for a
-    directory: not empty, no path separator, not ``.`` or ``..``."""
+    directory: not empty, no path separator or control character (a newline would split
+    every listing and table that shows it), not ``.`` or ``..``."""
     seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
     if (not isinstance(exp_name, str) or not exp_name.strip() or exp_name in (".", "..")
-            or any(s in exp_name for s in seps) or "\0" in exp_name):
+            or any(s in exp_name for s in seps)
+            or any(ord(c) < 32 or ord(c) == 127 for c in exp_name)):
         raise SpinupError(f"exp_name={exp_name!r} is not a plain name: the experiment name "
                           f"becomes a directory inside the data directory, so it must be "
-                          f"non-empty, without '/' and not '.' or '..', e.g. --exp_name "
-                          f"pendulum. Put runs elsewhere with --data_dir.")
+                          f"non-empty, without '/' or control characters (newlines, tabs) and "
+                          f"not '.' or '..', e.g. --exp_name pendulum. Put runs elsewhere with "
+                          f"--data_dir.")
     if len(exp_name.encode("utf-8")) > MAX_EXP_NAME:
         raise SpinupError(f"exp_name of {len(exp_name.encode('utf-8'))} bytes "
                           f"({exp_name[:40]!r}...) is too long: it becomes a folder name, which "
@@ -443,6 +446,17 @@ def find_saves(run_dir: str) -> dict:
             if folder is not None:
                 saves[int(itr) if itr else ""] = folder
     return saves
+
+
+def itr_of(itr: int, flag: str = "--itr") -> int | str:
+    """A command line's ``--itr N`` as :func:`select_save` takes it: -1 (Spinning Up's
+    default) is 'last'; another negative number is refused, not read as the last save."""
+    if itr == -1:
+        return "last"
+    if itr < 0:
+        raise SpinupError(f"{flag} {itr}: give the N of a tf2_save<N> folder (0 or more), or -1 "
+                          f"(the default) for the last save. Nothing was run.")
+    return itr
 
 
 def select_save(run_dir: str, itr="last", cmd: str = "test_policy") -> tuple:

@@ -13,18 +13,24 @@ import os.path as osp
 from spinup_tf2.family import ALGORITHMS
 
 
-def _env_seconds(name: str, default: float) -> float:
-    raw = os.environ.get(name)
+def wait_before_launch() -> float:
+    """The countdown before a CLI launch: ``SPINUP_TF2_WAIT_BEFORE_LAUNCH`` seconds when it
+    is set, else :data:`WAIT_BEFORE_LAUNCH`. A value that is not a number >= 0 is a
+    :class:`~spinup_tf2.errors.SpinupError`, raised when a launch asks (not on import)."""
+    from spinup_tf2.errors import SpinupError
+
+    name, raw = "SPINUP_TF2_WAIT_BEFORE_LAUNCH", os.environ.get("SPINUP_TF2_WAIT_BEFORE_LAUNCH")
     if raw is None or raw.strip() == "":
-        return default
+        return WAIT_BEFORE_LAUNCH
     try:
         value = float(raw)
     except ValueError:
         value = -1.0
-    if value < 0:
-        raise ValueError(f"The environment variable {name}={raw!r} is not a number of seconds: "
-                         f"give a number >= 0 (0 turns the countdown off), or unset it to use "
-                         f"the default of {default} s.")
+    if not 0 <= value < float("inf"):
+        raise SpinupError(f"The environment variable {name}={raw!r} is not a number of "
+                          f"seconds: give a number >= 0 (0 turns the countdown off), or unset "
+                          f"it to use the default of {WAIT_BEFORE_LAUNCH} s. Nothing was "
+                          f"launched.")
     return value
 
 
@@ -47,8 +53,9 @@ FORCE_DATESTAMP = False
 # True: ExperimentGrid names keys without a shorthand by their first letters.
 DEFAULT_SHORTHAND = True
 
-# Seconds of countdown before a grid launches, to read what will run.
-WAIT_BEFORE_LAUNCH = _env_seconds("SPINUP_TF2_WAIT_BEFORE_LAUNCH", 5)
+# Seconds of countdown before a grid launches, to read what will run
+# (SPINUP_TF2_WAIT_BEFORE_LAUNCH overrides it: see wait_before_launch).
+WAIT_BEFORE_LAUNCH = 5
 
 # One backend: `sac` means `sac_tf2`.
 DEFAULT_BACKEND = {name: "tf2" for name in ALGORITHMS}  # SAC and its family

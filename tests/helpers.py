@@ -88,8 +88,8 @@ HANG = 900
 
 def cli(*args, cwd=None, timeout=HANG, env=None):
     """Run `python -m spinup_tf2.run ARGS` and return the CompletedProcess."""
-    full_env = dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0", MPLBACKEND="Agg",
-                    **(env or {}))
+    full_env = {**os.environ, "SPINUP_TF2_WAIT_BEFORE_LAUNCH": "0", "MPLBACKEND": "Agg",
+                **(env or {})}
     return subprocess.run([sys.executable, "-m", "spinup_tf2.run", *args], capture_output=True,
                           text=True, cwd=cwd, timeout=timeout, env=full_env)
 

@@ -329,8 +329,9 @@ def check_first_step(env, where: str = "env_fn") -> dict:
         raise SpinupError(
             f"The environment from {where} fails at its first step ({type(err).__name__}: "
             f"{first})" + (f"; it was made with the arguments {given} (gym.make's kwargs, "
-                           f"--env_kwargs on the command line): one of them is likely of the "
-                           f"wrong kind" if given and where == "env_fn" else "")
+                           + ("--env_kwargs on the command line" if where == "env_fn" else
+                              "as recorded there")
+                           + "): one of them is likely of the wrong kind" if given else "")
             + ". Nothing was written.") from None
     finally:
         if stats:

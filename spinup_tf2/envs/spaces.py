@@ -92,3 +92,17 @@ def is_image_space(space) -> bool:
     return (isinstance(space, spaces.Box) and space.dtype == np.uint8
             and len(space.shape) == 3 and bool(np.all(space.low == 0))
             and bool(np.all(space.high == 255)))
+
+
+def check_same_spaces(train: tuple, test: tuple) -> None:
+    """Refuse a test environment whose spaces (as the networks see them: ``(layout,
+    scale, observation space, action space)``, :func:`~spinup_tf2.envs.network_spaces`)
+    are not the training one's: sac() calls ``env_fn`` twice, and the policy trained on
+    one acts in the other."""
+    for what, a, b in (("observation", train[2], test[2]), ("action", train[3], test[3])):
+        if a != b:
+            raise SpinupError(f"env_fn made a training environment and a test environment "
+                              f"with different {what} spaces ({a} and {b}): sac() calls "
+                              f"env_fn twice, for training and for the test episodes, and "
+                              f"both must give the same spaces. Nothing was written. Make "
+                              f"env_fn return the same kind of environment each time.")

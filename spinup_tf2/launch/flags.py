@@ -134,16 +134,40 @@ class NamedObject:
             import_tensorflow()  # first, and quietly: keras would import it noisily
         value = importlib.import_module(self.ROOTS[root])
         for i, attr in enumerate(attrs):
-            if not hasattr(value, attr):
+            value = getattr(value, attr, None)
+            # Only TensorFlow's, Keras' and numpy's own: np.f2py.os is the os module.
+            if value is None or not _theirs(value):
                 raise SpinupError(
                     f"The value {self.text!r} of --{self.flag} could not be used: "
-                    f"{'.'.join([root] + attrs[:i + 1])} does not exist. Names under tf, keras "
-                    f"or np must name a function or value, e.g. tf.nn.relu.")
-            value = getattr(value, attr)
+                    f"{'.'.join([root] + attrs[:i + 1])} is not one of tf's, keras' or np's "
+                    f"own functions or values. Names under tf, keras or np must name one, e.g. "
+                    f"tf.nn.relu.")
         if type(value).__name__ == "module":
             raise SpinupError(f"The value {self.text!r} of --{self.flag} names a module, not a "
                               f"function or value: give one inside it, e.g. tf.nn.relu.")
+        if self.flag.split(":")[-1] in ("activation", "act") and not (
+                callable(value) and type(value).__name__ != "type"
+                and _module_of(value).startswith(("tensorflow", "keras"))):
+            raise SpinupError(f"The value {self.text!r} of --{self.flag} is not an activation "
+                              f"function: give one of TensorFlow's or Keras', e.g. tf.nn.relu, "
+                              f"tf.nn.tanh, tf.nn.elu or keras.activations.gelu.")
         return value
+
+
+def _module_of(value) -> str:
+    """The module an object comes from ('' if it does not say)."""
+    name = value.__name__ if type(value).__name__ == "module" else getattr(
+        value, "__module__", None)
+    return name if isinstance(name, str) else ""
+
+
+def _theirs(value) -> bool:
+    """Whether a module, function or class belongs to TensorFlow, Keras or numpy (a value
+    such as np.pi, which says nothing of its module, passes)."""
+    if not (type(value).__name__ == "module" or callable(value)):
+        return True
+    module = _module_of(value)
+    return not module or module.split(".")[0] in ("tensorflow", "keras", "numpy", "tf_keras")
 
 
 def resolve_names(value):

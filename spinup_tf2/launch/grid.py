@@ -24,7 +24,7 @@ from spinup_tf2.rundir import check_exp_name
 from spinup_tf2.user_config import (
     DEFAULT_DATA_DIR,
     DEFAULT_SHORTHAND,
-    WAIT_BEFORE_LAUNCH,
+    wait_before_launch,
 )
 from spinup_tf2.utils.serialization_utils import convert_json
 
@@ -244,7 +244,8 @@ class ExperimentGrid:
                   + "\n\n" + line)
         self._check_output_dirs(variants, data_dir, datestamp)
 
-        if WAIT_BEFORE_LAUNCH > 0:
+        wait = wait_before_launch()
+        if wait > 0:
             print(colorize("\nLaunch delayed to give you a few seconds to review your "
                            "experiments.\n\nTo customize or disable this behavior, change "
                            "WAIT_BEFORE_LAUNCH in\nspinup_tf2/user_config.py (or set "
@@ -252,7 +253,7 @@ class ExperimentGrid:
             steps = 100
             for _ in trange(steps, desc="Launching in...", leave=False, ncols=DIV_LINE_WIDTH,
                             mininterval=0.25, bar_format="{desc}: {bar}| {remaining} {elapsed}"):
-                time.sleep(WAIT_BEFORE_LAUNCH / steps)
+                time.sleep(wait / steps)
 
         jobs = []
         for var in variants:

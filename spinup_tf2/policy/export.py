@@ -119,7 +119,7 @@ def export_policy(fpath: str, fmt: str | None = None, out: str | None = None,
         with rundir.atomic_file(out) as tmp:
             with open(tmp, "wb") as f:
                 f.write(data)
-            runtime, run = (_onnx_runner if fmt == "onnx" else _tflite_runner)(tmp)
+            runtime, run = _load_back(fmt, tmp, out)
             # On what the policy meets: a trained policy's rounding grows far outside its
             # observations (CrossQ Hopper: 1e-5 on normal(0, 3) noise, 3e-6 in play).
             checked, actions, expected = _check_over_episodes(fpath, model, run, memory) or (
@@ -310,6 +310,23 @@ def _rebuilt_env(fpath: str) -> tuple:
         return None, None
 
 
+def _load_back(fmt: str, path: str, out: str) -> tuple:
+    """``(runtime, run)`` of the file just written, by its format's runtime; a file that
+    runtime cannot load is a :class:`SpinupError` (the converters write temporary files of
+    their own, which a full disk or a file-size limit cuts short without a word)."""
+    try:
+        return (_onnx_runner if fmt == "onnx" else _tflite_runner)(path)
+    except Exception as err:  # a runtime may raise anything for a damaged model
+        import tempfile
+
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        raise SpinupError(f"The {fmt} file the converter made does not load back "
+                          f"({type(err).__name__}: {first}). The converter writes temporary "
+                          f"files (a copy of the policy in {tempfile.gettempdir()}), which a "
+                          f"full disk or a file-size limit cuts short. Nothing was written to "
+                          f"{out}. Free space there, then export again.") from None
+
+
 def _tflite_runner(path: str):
     """``(runtime, run)`` as :func:`_onnx_runner`, with LiteRT's interpreter."""
     try:
@@ -421,7 +438,7 @@ def main(argv=None) -> int:
 
     def command():
         print(describe(export_policy(args.fpath, args.fmt, args.out,
-                                     args.itr if args.itr >= 0 else "last",
+                                     rundir.itr_of(args.itr),
                                      args.trust_saved_model)))
 
     return cli_main(command)

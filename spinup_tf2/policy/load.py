@@ -139,7 +139,10 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
     if recorded:
         print(f"Rebuilding the environment {envs.describe(ref)} from config.json.")
         try:
-            return make_isolated(ref)
+            env = make_isolated(ref)
+            # Recorded arguments it takes but cannot step with fail here, before any episode.
+            envs.check_first_step(env, f"{fpath}'s config.json")
+            return env
         except SpinupError:
             raise
         except Exception as err:  # a constructor may raise anything for what it is given

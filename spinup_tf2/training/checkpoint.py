@@ -255,6 +255,12 @@ class TrainingCheckpoint:
                     for n, m in zip(tuple(v.shape), value.shape, strict=True)):
                 raise ValueError(f"{name} has shape {list(value.shape)}, the model's "
                                  f"variable {list(v.shape)}")
+            # Weights and statistics alike (CrossQ's Batch Renormalization means, a
+            # normalizer's, Adam's moments): a run stops before it saves a non-finite one.
+            if value.dtype.kind in "fc" and not np.all(np.isfinite(value)):
+                bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
+                raise ValueError(f"arrays.npz's {name} holds {bad} non-finite value(s) (NaN "
+                                 f"or inf), which no run saves")
             v.assign(value)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import os.path as osp
 import sys
@@ -467,6 +468,11 @@ def main(argv=None) -> int:
                               "data/exp_name [more logdirs] [--value ...].")
         if args.table:
             _check_ci(args.ci, args.n_boot)
+            bad = [x for x in args.table if not math.isfinite(x)]
+            if bad:
+                raise SpinupError(f"--table {' '.join(map(str, args.table))}: {bad[0]} is not "
+                                  f"an x value; give finite numbers of --xaxis "
+                                  f"({args.xaxis}), e.g. --table 100000 300000.")
             # The list of runs goes to stderr: stdout is the Markdown table alone, for a file.
             with contextlib.redirect_stdout(sys.stderr):
                 data = get_all_datasets(args.logdir, args.legend, args.select, args.exclude)

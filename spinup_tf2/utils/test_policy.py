@@ -21,7 +21,7 @@ from spinup_tf2.policy.load import (  # noqa: F401  (Spinning Up's import path)
     load_tf2_policy,
 )
 from spinup_tf2.policy.video import VideoRecorder, check_video_path
-from spinup_tf2.rundir import find_saves, select_save  # noqa: F401  (the paths of 0.1)
+from spinup_tf2.rundir import find_saves, itr_of, select_save  # noqa: F401  (paths of 0.1)
 from spinup_tf2.utils.logx import EpochLogger
 
 
@@ -134,7 +134,7 @@ def main(argv=None) -> int:
                               f"{args.episodes} --len {args.len}.")
         if args.video is not None:
             check_video_path(args.video)
-        env, get_action = load_policy_and_env(args.fpath, args.itr if args.itr >= 0 else "last",
+        env, get_action = load_policy_and_env(args.fpath, itr_of(args.itr),
                                               args.deterministic, render, args.trust_vars_pkl,
                                               video=args.video is not None,
                                               trust_saved_model=args.trust_saved_model)

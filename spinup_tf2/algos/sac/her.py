@@ -72,6 +72,30 @@ def check_her(layout, env) -> None:
                           f"environment's achieved_goal has shape "
                           f"{list(layout.shapes['achieved_goal'])} and its desired_goal "
                           f"{list(layout.shapes['desired_goal'])}. Nothing was written.")
+    check_reward_batch(goal_reward_fn(env), layout.shapes["achieved_goal"])
+
+
+def check_reward_batch(compute_reward: Callable, goal_shape: tuple, n: int = 2) -> None:
+    """Ask ``compute_reward`` once for the rewards of ``n`` goals, as a minibatch asks
+    (achieved and desired goals stacked, an array of ``n`` info dicts): anything but ``n``
+    finite numbers is refused before anything is written, not at the first minibatch."""
+    goals = np.zeros((n, *goal_shape), np.float32)
+    try:
+        r = compute_reward(goals, goals.copy(), np.array([{} for _ in range(n)]))
+    except Exception as err:  # a user's compute_reward may raise anything
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        raise SpinupError(f"her=True recomputes rewards for minibatches of goals, but this "
+                          f"environment's compute_reward failed on {n} stacked goals of shape "
+                          f"{list(goal_shape)} ({type(err).__name__}: {first}). It must take "
+                          f"arrays of goals (one per row) and an array of info dicts, and return "
+                          f"one reward per row. Nothing was written.") from None
+    arr = np.asarray(r) if not isinstance(r, (str, bytes)) else np.asarray([])
+    if arr.shape != (n,) or arr.dtype.kind not in "biuf" or not np.all(np.isfinite(arr)):
+        raise SpinupError(f"her=True recomputes rewards for minibatches of goals, but this "
+                          f"environment's compute_reward returned {str(r)[:80]!r} (shape "
+                          f"{list(np.shape(r))}) for {n} stacked goals of shape "
+                          f"{list(goal_shape)}: it must return {n} finite numbers, shape "
+                          f"[{n}], one per row. Nothing was written.")
 
 
 class HerReplayBuffer:

@@ -55,6 +55,43 @@ def check_replay(variant: Variant, layout, env, n_step: int, her: bool, strategy
                 goal_selection_strategy=strategy)
 
 
+def check_updates(args: dict, variant: Variant, obs_dim: int | tuple, act_dim: int) -> None:
+    """Refuse, before anything is written, update settings that would fail only once
+    training runs (``args``: sac()'s arguments): n-step windows longer than an episode, or
+    that no step fills before the first update (the buffer would still be empty), and
+    blocks of updates whose minibatches, drawn at once, outgrow this machine's memory."""
+    n_step, num_envs, n_procs = args["n_step"], args["num_envs"], num_procs()
+    if n_step > args["max_ep_len"]:
+        raise SpinupError(f"sac() got n_step={n_step} with max_ep_len={args['max_ep_len']}: an "
+                          f"n-step return sums at most one episode's rewards, so n_step must "
+                          f"be at most max_ep_len. Nothing was written.")
+    wait = (n_step - 1) * num_envs * n_procs  # steps before each copy fills its first window
+    if wait > args["update_after"]:
+        raise SpinupError(f"sac() got n_step={n_step} with update_after="
+                          f"{args['update_after']}: the replay buffer holds its first "
+                          f"{n_step}-step transition only after {n_step} steps of each of "
+                          f"{num_envs * n_procs} environment copies, so the first update "
+                          f"would find it empty. Give update_after >= {wait}, or a smaller "
+                          f"n_step. Nothing was written.")
+    if isinstance(obs_dim, tuple):
+        return  # images: one update per call (variant.updates_per_call)
+    blocks = max(1, -(-num_envs // args["update_every"]))
+    per_call = variant.updates_per_call or blocks * args["update_every"] * args[
+        "updates_per_step"]
+    batch_bytes = args["batch_size"] * ((2 * obs_dim + act_dim + 4) * 4 + 8)
+    import psutil
+
+    free = psutil.virtual_memory().available
+    if per_call * batch_bytes > free // 2:
+        raise SpinupError(
+            f"sac() got update_every={args['update_every']} with updates_per_step="
+            f"{args['updates_per_step']} and batch_size={args['batch_size']}: each block of "
+            f"{per_call:,} updates draws its minibatches at once, "
+            f"{per_call * batch_bytes / 2**30:.3g} GiB, more than half the "
+            f"{free / 2**30:.3g} GiB of memory free here. Give update_every x "
+            f"updates_per_step at most {max(1, free // 2 // batch_bytes)}. Nothing was written.")
+
+
 def make_replay(variant: Variant, ac, obs_dim: int | tuple, act_dim: int, replay_size: int,
                 frame_stack: int = 1, copies: int = 1,
                 replay_buffer_class: Callable | None = None, n_step: int = 1,
