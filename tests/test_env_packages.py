@@ -121,7 +121,10 @@ def installed_in_the_venv():
     name = PACKAGE + "venv"
     site = sysconfig.get_paths()["purelib"]
     os.makedirs(os.path.join(site, name))
-    init = INIT.replace(PACKAGE, name).replace("FakeGoal-", "VenvGoal-")
+    # It imports a module of the standard library at once, as gymnasium-robotics does (xml):
+    # a replay that searched no standard library failed there.
+    init = "import xml.dom.minidom  # noqa: F401\n" + INIT.replace(PACKAGE, name).replace(
+        "FakeGoal-", "VenvGoal-")
     for fname, text in (("__init__.py", init), ("env.py", ENV)):
         with open(os.path.join(site, name, fname), "w") as f:
             f.write(text)
@@ -148,16 +151,22 @@ def installed_in_the_venv():
 def test_a_package_in_the_clones_venv_replays_from_the_clone_and_from_root(
         installed_in_the_venv, tmp_path):
     """README's layout: the package installed in the environment the tests run in (in CI,
-    .venv inside the clone), training and replay run from the clone's root. Then the replay
-    from /, under which every folder lies, as a Python installed under the home folder is
-    when run from home: the standard library and the environment are still searched."""
+    .venv inside the clone), training run from the clone's root, the replay from the folder
+    that holds the environment (the clone, in README's layout) and from a folder that holds
+    the standard library (as the home folder holds a Python installed under it, pyenv's or
+    conda's): the standard library and the environment are still searched."""
+    import sys
+    import sysconfig
+
     name = installed_in_the_venv
     clone = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     res = cli("sac", "--env", f"{name}:VenvGoal-v0", "--her", "--exp_name", "v",
               "--data_dir", str(tmp_path), *FAST, cwd=clone)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     run = tmp_path / "v" / "v_s0"
-    for cwd in (clone, "/"):
+    holds_the_venv = os.path.dirname(sys.prefix)
+    holds_the_stdlib = os.path.dirname(sysconfig.get_paths()["stdlib"])
+    for cwd in (holds_the_venv, holds_the_stdlib):
         res = cli("test_policy", str(run), "-n", "1", "--norender", cwd=cwd)
         assert res.returncode == 0, (cwd, res.stdout[-3000:] + res.stderr[-3000:])
         assert (f"Importing {name} (the installed distribution {name} 1.0), which registers "

@@ -66,7 +66,7 @@ def test_a_kill_during_the_checkpoint_write_then_resume_equals_straight(variant,
     # Its policy exported under a file-size limit: a file that loads, or one paragraph.
     def limited():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
 
     for fmt in ("onnx", "tflite"):
         out = tmp_path / f"policy.{fmt}"
