@@ -15,7 +15,7 @@ PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 # floored inside too: platform, packages < dict_obs, tasks < pixels < recording < episodes <
 # rendering, vector.
 LAYERS = [
-    ["errors", "tf_setup", "lifetime", "user_config", "arguments", "family",
+    ["errors", "tf_setup", "lifetime", "user_config", "arguments", "family", "columns",
      "utils.serialization_utils",
      "utils.aggregate", "utils.errors", "utils.tf_setup"],
     ["rundir", "utils.mpi_tools"],

@@ -134,14 +134,18 @@ class NamedObject:
             import_tensorflow()  # first, and quietly: keras would import it noisily
         value = importlib.import_module(self.ROOTS[root])
         for i, attr in enumerate(attrs):
-            value = getattr(value, attr, None)
-            # Only TensorFlow's, Keras' and numpy's own: np.f2py.os is the os module.
-            if value is None or not _theirs(value):
+            name = ".".join([root] + attrs[:i + 1])
+            if not hasattr(value, attr):
                 raise SpinupError(
-                    f"The value {self.text!r} of --{self.flag} could not be used: "
-                    f"{'.'.join([root] + attrs[:i + 1])} is not one of tf's, keras' or np's "
-                    f"own functions or values. Names under tf, keras or np must name one, e.g. "
-                    f"tf.nn.relu.")
+                    f"The value {self.text!r} of --{self.flag} could not be used: {name} does "
+                    f"not exist. Names under tf, keras or np must name a function or value, "
+                    f"e.g. tf.nn.relu.")
+            value = getattr(value, attr)
+            if not _theirs(value):  # only their own: np.f2py.os is the os module
+                raise SpinupError(
+                    f"The value {self.text!r} of --{self.flag} could not be used: {name} is not "
+                    f"one of tf's, keras' or np's own functions or values. Names under tf, "
+                    f"keras or np must name one, e.g. tf.nn.relu.")
         if type(value).__name__ == "module":
             raise SpinupError(f"The value {self.text!r} of --{self.flag} names a module, not a "
                               f"function or value: give one inside it, e.g. tf.nn.relu.")

@@ -432,7 +432,7 @@ def _check_settings(trials, objective, objective_epochs, direction, pruner, prun
     if not isinstance(objective, str) or not objective:
         raise SpinupError(f"objective (--objective) must name a progress.txt column, e.g. "
                           f"AverageTestEpRet or TestSuccessRate; got {objective!r}.")
-    from spinup_tf2.algos.sac.columns import could_be_column
+    from spinup_tf2.columns import could_be_column
 
     unknown = could_be_column(objective)
     if unknown:

@@ -22,7 +22,6 @@ import numpy as np
 from spinup_tf2 import envs, rundir
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.buffers import ReplayBuffer  # noqa: F401 (where Spinning Up has it)
-from spinup_tf2.algos.sac.columns import epoch_columns
 from spinup_tf2.algos.sac.fast_path import (
     Adam,
     EntropyTuner,
@@ -37,6 +36,7 @@ from spinup_tf2.algos.sac.losses import (  # noqa: F401 (SAC's math, as sac.py h
 from spinup_tf2.algos.sac.replay import check_replay, check_updates, make_replay, run_updates
 from spinup_tf2.algos.sac.variants import Variant, pick_variant, variant_of
 from spinup_tf2.checks import check_sac_args, run_settings
+from spinup_tf2.columns import epoch_columns
 from spinup_tf2.envs import ReplayableEpisodes, VectorEpisodes
 from spinup_tf2.envs.spaces import check_same_spaces, check_spaces, default_target_entropy
 from spinup_tf2.errors import SpinupError

@@ -1,7 +1,7 @@
 """progress.txt's columns: which a SAC run (or a variant's) writes, in Spinning Up's order.
 
 Kept apart from the training code (no TensorFlow here), so that a launcher can check a
-column a user names (``tune --objective``, ``plot --value``) before anything starts."""
+column a user names (``tune --objective``) before anything starts."""
 
 from __future__ import annotations
 
