@@ -36,3 +36,20 @@ def test_the_family_table_finds_each_variants_published_rows():
     for variant, name in compare_curves.SIMBAV2_NAMES.items():
         assert set(data[data.algorithm == name].env) == \
             {"HalfCheetah-v4", "Hopper-v4", "Walker2d-v4", "Ant-v4"}, (variant, name)
+
+
+def test_the_humanoid_and_simbav2_rows_hold_every_seed_at_300k():
+    """simbav2_rows.py's file: every algorithm's seeds each have a point within 5 % of 300k
+    steps on Humanoid-v4 (10 seeds; SimbaV2 at 1 update per step, 5), and SimbaV2's on the
+    four other tasks, so the table's means are over whole seed sets."""
+    sys.path.insert(0, str(REF))
+    try:
+        import simbav2_rows
+    finally:
+        sys.path.pop(0)
+    rows = pd.read_csv(REF / "simbav2_humanoid_and_simbav2.csv")
+    for (alg, env), r in rows.groupby(["algorithm", "env"]):
+        mean, se, seeds = simbav2_rows.at_budget(r, 300_000)
+        assert seeds == (5 if alg == "SimbaV2 (UTD 1)" else 10), (alg, env, seeds)
+        assert np.isfinite(mean) and se > 0
+    assert set(rows[rows.env == "Humanoid-v4"].algorithm) == set(simbav2_rows.FILES.values())
