@@ -130,6 +130,18 @@ def test_n_step_runs_resume_exactly_with_windows_open(tmp_path):
     assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
+def test_n_step_runs_resume_exactly_from_a_checkpoint_at_an_episodes_end(tmp_path):
+    """Pendulum's 200-step episodes end with each 400-step epoch, so the checkpoint holds no
+    open window (its window arrays empty): the run resumes, as the straight one (it was
+    refused as damaged: 'nstep_obs has shape [0], not [0, 3]')."""
+    from helpers import straight_and_resumed
+
+    straight, resumed = straight_and_resumed(tmp_path, n_step=3)
+    with np.load(tmp_path / "resumed" / "train_state" / "arrays.npz") as arrays:
+        assert len(arrays["nstep_copy"]) == 0  # no window open at the checkpoint
+    assert straight == resumed
+
+
 def test_a_vectorised_n_step_run_writes_its_open_windows_when_it_resumes(tmp_path):
     """Vector copies resume with new episodes: the windows open at the checkpoint are
     written, bootstrapped, and no window spans the restart."""

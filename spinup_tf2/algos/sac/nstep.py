@@ -142,6 +142,8 @@ class NStepReturns:
         act_shape = getattr(self.buffer, "act_buf", act).shape[1:]
         for name, a, shape in (("nstep_obs", obs, obs_shape), ("nstep_obs2", obs2, obs_shape),
                                ("nstep_act", act, act_shape)):
+            if m == 0 and a.size == 0:
+                continue  # no open window (a checkpoint at an episode's end): empty, shapeless
             check_shape(a, (m, *shape), name)
         self.windows = [[] for _ in range(self.copies)]
         for c, o, a, r, o2 in zip(copy, obs, act, rew, obs2, strict=True):
