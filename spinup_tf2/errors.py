@@ -70,6 +70,13 @@ def cli_main(command: Callable[[], int | None]) -> int:
         return 130
 
 
+def error_line(err: Exception, limit: int = 200) -> str:
+    """``'TypeName: first line of its message'`` (the line cut at ``limit`` characters):
+    how a one-paragraph error names the exception it stands for."""
+    first = (str(err).strip().splitlines() or [""])[0][:limit]
+    return f"{type(err).__name__}: {first}"
+
+
 def is_installed(module: str) -> bool:
     """Whether ``module`` can be imported, found without importing it (some, such
     as tf2onnx and ray, import TensorFlow or read settings when imported)."""

@@ -22,7 +22,7 @@ import os
 import os.path as osp
 import sys
 
-from spinup_tf2.errors import SpinupError
+from spinup_tf2.errors import SpinupError, error_line
 
 
 def import_env_module(env_name: str) -> str:
@@ -35,10 +35,10 @@ def import_env_module(env_name: str) -> str:
     try:
         importlib.import_module(module)
     except Exception as err:  # an environment package may raise anything while importing
-        first = (str(err).strip().splitlines() or [""])[0][:200]
+        first = error_line(err)
         raise SpinupError(
             f"--env {env_name} names the module {module!r}, which registers {env_id} when "
-            f"imported, but it could not be imported ({type(err).__name__}: {first}). Install "
+            f"imported, but it could not be imported ({first}). Install "
             f"the package that provides it (pip install ...), or check the name before the "
             f"colon.") from None
     return env_id
@@ -115,9 +115,9 @@ def import_registering_package(env_id: str, entry_point: str, run_dir: str | Non
     try:
         importlib.import_module(package)
     except Exception as err:  # an environment package may raise anything while importing
-        first = (str(err).strip().splitlines() or [""])[0][:200]
+        first = error_line(err)
         raise SpinupError(f"{env_id} is registered by {package} (the installed distribution "
                           f"{name} {version}), which could not be imported "
-                          f"({type(err).__name__}: {first}). Nothing was run.") from None
+                          f"({first}). Nothing was run.") from None
     finally:
         sys.path[:] = saved

@@ -26,9 +26,10 @@ from spinup_tf2.envs.action_scale import action_scale
 from spinup_tf2.envs.dict_obs import observation_layout
 from spinup_tf2.envs.pixels import pixel_options
 from spinup_tf2.envs.platform import quiet_mujoco
+from spinup_tf2.envs.spaces import check_same_spaces
 from spinup_tf2.envs.tasks import ensure_registered
 from spinup_tf2.envs.trust import replayed
-from spinup_tf2.errors import SpinupError
+from spinup_tf2.errors import SpinupError, error_line
 
 # Wrappers whose statistics change what the policy sees (or the returns), by attribute.
 _RUNNING_STATS = ("obs_rms", "return_rms")
@@ -132,18 +133,21 @@ class NetworkSpaces(NamedTuple):
     action_space: Any
 
 
-def network_spaces(env) -> NetworkSpaces:
+def network_spaces(env, test_env=None) -> NetworkSpaces:
     """``(layout, scale, observation_space, action_space)``: how the networks see ``env``.
     ``layout`` reads a Dict as one vector and channels-first or 2-D images as ``(H, W, C)``
     (:func:`~spinup_tf2.envs.dict_obs.observation_layout`); ``scale`` maps ``[-1, 1]`` onto
     Box bounds of their own (:func:`~spinup_tf2.envs.action_scale.action_scale`); each is
     None where the environment's own space serves, and the spaces are those the networks
-    take."""
+    take. With ``test_env``, its spaces must be the same (:func:`check_same_spaces`)."""
     layout = observation_layout(env.observation_space)
     scale = action_scale(policy_action_space(env))
-    return NetworkSpaces(layout, scale,
-                         env.observation_space if layout is None else layout.space,
-                         policy_action_space(env) if scale is None else scale.space)
+    spaces = NetworkSpaces(layout, scale,
+                           env.observation_space if layout is None else layout.space,
+                           policy_action_space(env) if scale is None else scale.space)
+    if test_env is not None:
+        check_same_spaces(spaces, network_spaces(test_env))
+    return spaces
 
 
 def _chain(env):
@@ -325,10 +329,10 @@ def check_first_step(env, where: str = "env_fn") -> dict:
     except SpinupError:
         raise
     except Exception as err:  # a user's environment may raise anything
-        first = (str(err).strip().splitlines() or [""])[0][:200]
+        first = error_line(err)
         raise SpinupError(
-            f"The environment from {where} fails at its first step ({type(err).__name__}: "
-            f"{first})" + (f"; it was made with the arguments {given} (gym.make's kwargs, "
+            f"The environment from {where} fails at its first step ({first})"
+            + (f"; it was made with the arguments {given} (gym.make's kwargs, "
                            + ("--env_kwargs on the command line" if where == "env_fn" else
                               "as recorded there")
                            + "): one of them is likely of the wrong kind" if given else "")

@@ -21,7 +21,7 @@ from collections.abc import Callable
 # processes.experiment_command); how --pixels makes its pixel task (spinup_tf2.envs.make_pixels,
 # PIXEL_OPTIONS); flags whose values are always names, never parsed as Python (STRING_KEYS).
 from spinup_tf2.arguments import PIXEL_BOUNDS, PIXEL_OPTIONS, RUN_KEYS, STRING_KEYS, SWITCHES  # noqa: F401
-from spinup_tf2.errors import SpinupError
+from spinup_tf2.errors import SpinupError, error_line
 from spinup_tf2.family import MEMBERS
 
 # Command line shorthands for convenience.
@@ -366,10 +366,10 @@ def check_env_names(env_names: list) -> None:
                 raise SpinupError(f"{name} needs a package that is not installed: {err}. "
                                   f"Nothing was launched.") from None
             except Exception as err:  # a registering package may name what it lacks
-                first = (str(err).strip().splitlines() or [""])[0][:200]
+                first = error_line(err)
                 raise SpinupError(f"{name} is registered with the entry point "
                                   f"{spec.entry_point!r}, which cannot be loaded "
-                                  f"({type(err).__name__}: {first}). Check the package that "
+                                  f"({first}). Check the package that "
                                   f"registers {name}. Nothing was launched.") from None
 
 
@@ -455,9 +455,9 @@ def check_env_kwargs(variants: list[dict]) -> None:
         try:
             env = make_named(env_name, **env_kwargs)
         except Exception as err:  # an env's constructor may raise anything for a bad value
-            first = (str(err).strip().splitlines() or [""])[0][:200]
+            first = error_line(err)
             raise SpinupError(f"--env_kwargs {env_kwargs!r}: gymnasium.make({env_name!r}, ...) "
-                              f"refused them ({type(err).__name__}: {first}). Nothing was "
+                              f"refused them ({first}). Nothing was "
                               f"launched. Give arguments {env_name}'s constructor takes (see "
                               f"its documentation), or max_episode_steps.") from None
         try:

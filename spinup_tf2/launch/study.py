@@ -18,7 +18,7 @@ import shlex
 import warnings
 
 from spinup_tf2 import rundir
-from spinup_tf2.errors import SpinupError, cli_main, is_installed
+from spinup_tf2.errors import SpinupError, cli_main, error_line, is_installed
 
 STUDY_FILE = "study.journal"  # the default storage, in the study's folder
 # What the study records about itself and each trial (Optuna user attributes).
@@ -57,9 +57,9 @@ def open_storage(storage: str | None, study_dir: str):
         _drop_cut_record(backend, target)
         return optuna.storages.JournalStorage(backend)
     except Exception as err:  # an RDB or a file system may refuse in many ways
-        first = (str(err).strip().splitlines() or [""])[0][:200]
+        first = error_line(err)
         raise SpinupError(f"--storage {target}: the study's storage could not be opened "
-                          f"({type(err).__name__}: {first}). Give a journal file path in a "
+                          f"({first}). Give a journal file path in a "
                           f"folder you can write (the default: {STUDY_FILE} in the study's "
                           f"folder) or a database URL such as sqlite:///study.db. Nothing was "
                           f"started.") from None

@@ -31,7 +31,7 @@ from typing import Any
 
 from spinup_tf2 import rundir
 from spinup_tf2.arguments import TUNE_ARGS
-from spinup_tf2.errors import SpinupError, cli_main, colorize
+from spinup_tf2.errors import SpinupError, cli_main, colorize, error_line
 from spinup_tf2.family import ALGORITHMS
 from spinup_tf2.launch.study import (
     COMMAND_KEY,
@@ -699,11 +699,10 @@ def _run_round_ray(ray, specs: list, cpus: int) -> list[dict]:
             try:
                 results.append(ray.get(ref))
             except Exception as err:  # the task died (node lost, worker killed, ...)
-                first = (str(err).strip().splitlines() or [""])[0][:200]
+                first = error_line(err)
                 results.append(dict(number=number, state="FAIL", values={}, value=None,
                                     pruner_attrs={}, seconds=0.0,
-                                    error=f"its Ray task failed ({type(err).__name__}: "
-                                          f"{first})"))
+                                    error=f"its Ray task failed ({first})"))
     except KeyboardInterrupt:
         for ref in refs:
             ray.cancel(ref, force=False)

@@ -38,7 +38,7 @@ import sys
 import numpy as np
 
 from spinup_tf2 import rundir
-from spinup_tf2.errors import SpinupError, cli_main, is_installed
+from spinup_tf2.errors import SpinupError, cli_main, error_line, is_installed
 from spinup_tf2.policy.load import is_recurrent, load_saved_model, obs_dim_of, obs_spec_of
 from spinup_tf2.tf_setup import graph_function, import_tensorflow, quiet_stderr
 
@@ -319,9 +319,9 @@ def _load_back(fmt: str, path: str, out: str) -> tuple:
     except Exception as err:  # a runtime may raise anything for a damaged model
         import tempfile
 
-        first = (str(err).strip().splitlines() or [""])[0][:200]
+        first = error_line(err)
         raise SpinupError(f"The {fmt} file the converter made does not load back "
-                          f"({type(err).__name__}: {first}). The converter writes temporary "
+                          f"({first}). The converter writes temporary "
                           f"files (a copy of the policy in {tempfile.gettempdir()}), which a "
                           f"full disk or a file-size limit cuts short. Nothing was written to "
                           f"{out}. Free space there, then export again.") from None

@@ -16,7 +16,7 @@ import joblib
 
 from spinup_tf2 import envs, rundir
 from spinup_tf2.envs.rendering import RenderingEnv, make_isolated
-from spinup_tf2.errors import SpinupError
+from spinup_tf2.errors import SpinupError, error_line
 from spinup_tf2.tf_setup import import_tensorflow
 
 
@@ -146,10 +146,10 @@ def _load_env(fpath: str, itr, render_mode: str | None, trust_pickle: bool):
         except SpinupError:
             raise
         except Exception as err:  # a constructor may raise anything for what it is given
-            first = (str(err).strip().splitlines() or [""])[0][:200]
+            first = error_line(err)
             raise SpinupError(
                 f"The environment recorded in {fpath}'s config.json ({envs.describe(ref)}) "
-                f"could not be made ({type(err).__name__}: {first}): its recorded arguments "
+                f"could not be made ({first}): its recorded arguments "
                 f"are not ones it takes, or a file it names is not what it should be. Nothing "
                 f"was run. Make the environment yourself and call run_policy(env, get_action) "
                 f"(docs/user/shipping.md).") from None
@@ -168,9 +168,9 @@ def _runs(env, path: str) -> bool:
     try:
         env.reset()
     except Exception as err:  # a simulator may raise anything once cut off
-        first = (str(err).strip().splitlines() or [""])[0][:160]
+        first = error_line(err, 160)
         print(f"The environment pickled in {path} does not run once unpickled "
-              f"({type(err).__name__}: {first}); an environment connected to a simulator "
+              f"({first}); an environment connected to a simulator "
               f"outside Python (PyBullet's, as panda-gym's are) loses that connection in a "
               f"pickle.", flush=True)
         return False
@@ -360,9 +360,9 @@ def load_saved_model(fpath: str, trust_saved_model: bool = False):
     try:
         model = tf.saved_model.load(fpath)
     except Exception as err:  # TensorFlow raises several kinds for a damaged model
-        first = (str(err).strip().splitlines() or [""])[0][:200]
+        first = error_line(err)
         raise SpinupError(
-            f"The saved model in {fpath} cannot be loaded ({type(err).__name__}: {first}); "
+            f"The saved model in {fpath} cannot be loaded ({first}); "
             f"saved_model.pb or variables/ is cut short or damaged. Try an earlier save "
             f"with --itr N if the run kept numbered ones (save_freq), or train again.") from None
     if not (hasattr(model, "pi") and hasattr(model, "mu")):

@@ -38,7 +38,7 @@ from collections.abc import Callable
 import numpy as np
 
 from spinup_tf2.algos.sac.buffers import check_shape, discount_of
-from spinup_tf2.errors import SpinupError
+from spinup_tf2.errors import SpinupError, error_line
 
 GOAL_KEYS = ("achieved_goal", "desired_goal")
 
@@ -83,10 +83,10 @@ def check_reward_batch(compute_reward: Callable, goal_shape: tuple, n: int = 2) 
     try:
         r = compute_reward(goals, goals.copy(), np.array([{} for _ in range(n)]))
     except Exception as err:  # a user's compute_reward may raise anything
-        first = (str(err).strip().splitlines() or [""])[0][:200]
+        first = error_line(err)
         raise SpinupError(f"her=True recomputes rewards for minibatches of goals, but this "
                           f"environment's compute_reward failed on {n} stacked goals of shape "
-                          f"{list(goal_shape)} ({type(err).__name__}: {first}). It must take "
+                          f"{list(goal_shape)} ({first}). It must take "
                           f"arrays of goals (one per row) and an array of info dicts, and return "
                           f"one reward per row. Nothing was written.") from None
     arr = np.asarray(r) if not isinstance(r, (str, bytes)) else np.asarray([])

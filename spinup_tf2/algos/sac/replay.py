@@ -30,20 +30,24 @@ from spinup_tf2.utils.mpi_tf2 import average_params
 from spinup_tf2.utils.mpi_tools import num_procs
 
 
-def check_replay(variant: Variant, layout, env, n_step: int, her: bool, strategy: str,
-                 n_sampled_goal: int, replay_buffer_class: Callable | None) -> dict | None:
-    """Refuse, before anything is written, the replay this run cannot have: n-step returns
-    or hindsight relabelling on a buffer that keeps its steps in order (the record's
-    ``keeps``: frames or windows), HER beside a buffer of one's own, HER on a task that is
-    not goal-conditioned (:func:`~spinup_tf2.algos.sac.her.check_her`). Return what
+def check_replay(variant: Variant, layout, env, args: dict, obs_dim: int | tuple,
+                 act_dim: int) -> dict | None:
+    """Refuse, before anything is written, the replay this run cannot have (``args``:
+    sac()'s arguments): n-step returns or hindsight relabelling on a buffer that keeps its
+    steps in order (the record's ``keeps``: frames or windows), HER beside a buffer of one's
+    own, HER on a task that is not goal-conditioned
+    (:func:`~spinup_tf2.algos.sac.her.check_her`), and the update settings
+    :func:`check_updates` refuses. Return what
     :class:`~spinup_tf2.algos.sac.her.HerReplayBuffer` takes besides its sizes (with
     ``her``; else None)."""
+    n_step, her, replay_buffer_class = args["n_step"], args["her"], args["replay_buffer_class"]
     if variant.keeps != "transitions" and (n_step > 1 or her):
         what = f"n_step={n_step}" if n_step > 1 else "her=True"
         raise SpinupError(f"sac() got {what} with the {variant.name} variant, whose replay "
                           f"buffer keeps its steps in order ({variant.keeps}), not as single "
                           f"transitions. Nothing was written. Drop --{what.split('=')[0]} or "
                           f"--{variant.name}.")
+    check_updates(args, variant, obs_dim, act_dim)
     if not her:
         return None
     if replay_buffer_class is not None:
@@ -51,8 +55,9 @@ def check_replay(variant: Variant, layout, env, n_step: int, her: bool, strategy
                           "is a replay buffer of its own (HerReplayBuffer). Nothing was "
                           "written. Give one or the other.")
     check_her(layout, env)
-    return dict(layout=layout, compute_reward=goal_reward_fn(env), n_sampled_goal=n_sampled_goal,
-                goal_selection_strategy=strategy)
+    return dict(layout=layout, compute_reward=goal_reward_fn(env),
+                n_sampled_goal=args["n_sampled_goal"],
+                goal_selection_strategy=args["goal_selection_strategy"])
 
 
 def check_updates(args: dict, variant: Variant, obs_dim: int | tuple, act_dim: int) -> None:

@@ -33,12 +33,12 @@ from spinup_tf2.algos.sac.losses import (  # noqa: F401 (SAC's math, as sac.py h
     discrete_losses,
     logged_keys,
 )
-from spinup_tf2.algos.sac.replay import check_replay, check_updates, make_replay, run_updates
+from spinup_tf2.algos.sac.replay import check_replay, make_replay, run_updates
 from spinup_tf2.algos.sac.variants import Variant, pick_variant, variant_of
 from spinup_tf2.checks import check_sac_args, run_settings
 from spinup_tf2.columns import epoch_columns
 from spinup_tf2.envs import ReplayableEpisodes, VectorEpisodes
-from spinup_tf2.envs.spaces import check_same_spaces, check_spaces, default_target_entropy
+from spinup_tf2.envs.spaces import check_spaces, default_target_entropy
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.tf_setup import import_tensorflow
 from spinup_tf2.training.checkpoint import TrainingCheckpoint, check_output_dir
@@ -420,15 +420,12 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     alpha, tuner_args = check_sac_args(config)
     logger_kwargs, overwrite, video_freq = run_settings(config, note=True, settle=True)
     env, test_env = envs.make_env(env_fn), envs.make_env(env_fn)
-    layout, scale, obs_space, act_space = spaces = envs.network_spaces(env)  # as nets see it
-    check_same_spaces(spaces, envs.network_spaces(test_env))
+    layout, scale, obs_space, act_space = spaces = envs.network_spaces(env, test_env)
     discrete, obs_dim, act_dim, n_noise = check_spaces(obs_space, act_space, normalize_obs)
     variant, actor_critic = pick_variant(actor_critic, ac_kwargs, obs_space, discrete)
     # What fails only when stepped, before anything is written; does it report success?
     success = "is_success" in envs.check_first_step(test_env)
-    her_kwargs = check_replay(variant, layout, env, n_step, her, goal_selection_strategy,
-                              n_sampled_goal, replay_buffer_class)
-    check_updates(config, variant, obs_dim, act_dim)
+    her_kwargs = check_replay(variant, layout, env, config, obs_dim, act_dim)
     config["actor_critic"] = actor_critic
     unrecorded = record_env(config, env)
     videos = EpochVideos(video_freq, envs.ref_of(config), max_ep_len, unrecorded, layout, scale)
