@@ -47,15 +47,12 @@ import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
 import spinup_tf2  # noqa: E402
+import spinup_tf2.family  # noqa: E402
 
 UPDATE_EVERY = 50
-# --algo: each variant's settings (beside its function's own defaults), as peer_speed.py's
-# FAMILY gives SBX (TQC with SBX's 2 critics, the most its TQC builds).
-FAMILY = {"tqc": dict(lr=3e-4, ac_kwargs=dict(n_critics=2, n_quantiles=25,
-                                              top_quantiles_to_drop_per_net=2)),
-          "crossq": dict(lr=1e-3, ac_kwargs=dict(critic_hidden_sizes=(512, 512))),
-          "droq": dict(lr=3e-4, updates_per_step=20),
-          "redq": dict(lr=3e-4, updates_per_step=20)}
+# --algo: each variant's settings (beside its function's own defaults), from its family
+# entry, as peer_speed.py's FAMILY gives SBX.
+FAMILY = {m.name: m.evidence.settings for m in spinup_tf2.family.FAMILY}
 
 
 def main():

@@ -26,6 +26,26 @@ from spinup_tf2.arguments import SAC_ARGS
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """How ``benchmarks/`` runs a member and where it finds the member's published numbers.
+
+    Attributes:
+        tasks: ``benchmarks/learning/learning.py --suite NAME``'s tasks (100k steps each).
+        seeds: Their seeds.
+        published_as: Its name in SimbaV2's published per-seed files
+            (``benchmarks/learning/reference/``), or None where they have none.
+        settings: What ``benchmarks/speed.py --algo NAME`` and ``benchmarks/timing/floor.py``
+            change from its function's defaults (as ``peer_speed.py`` runs SBX's
+            counterpart, where SBX has one).
+    """
+
+    tasks: tuple[str, ...]
+    seeds: tuple[int, ...] = (0, 10, 20)
+    published_as: str | None = None
+    settings: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Member:
     """One variant of the SAC family.
 
@@ -50,6 +70,13 @@ class Member:
         refuses: ``sac()`` arguments it does not take (left out of its signature).
         arg_docs: Its docstring's entry for each argument it documents (``ac_kwargs`` and
             those in ``defaults``), one paragraph each.
+        evidence: How the benchmarks run it (:class:`Evidence`).
+        returns: The name in ``math`` of what the environment loop stores into and the
+            update samples from (NStepReturns' protocol: a subclass that keeps statistics
+            of the rewards, say), or None for NStepReturns itself.
+        lr_end: The learning rate decays linearly from ``lr`` to this over the run's
+            updates, or None (it stays ``lr``).
+        entropy_scale: The default target entropy (``-act_dim``) is multiplied by this.
     """
 
     name: str
@@ -68,6 +95,10 @@ class Member:
     defaults: dict = field(default_factory=dict)
     refuses: tuple = ()
     arg_docs: dict = field(default_factory=dict)
+    evidence: Evidence = Evidence(())
+    returns: str | None = None
+    lr_end: float | None = None
+    entropy_scale: float = 1.0
 
 
 # policy_delay: the policy steps once per environment step (every updates_per_step updates).
@@ -99,7 +130,10 @@ FAMILY: tuple[Member, ...] = (
             alpha="``'auto'`` (learned towards ``target_entropy``, as CrossQ does), or a "
                   "fixed entropy weight.",
             batch_size="256, CrossQ's.",
-            start_steps="5,000 uniformly random actions first, CrossQ's.")),
+            start_steps="5,000 uniformly random actions first, CrossQ's."),
+        evidence=Evidence(("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5"),
+                          (0, 10, 20, 30, 40), "CrossQ",
+                          dict(lr=1e-3, ac_kwargs=dict(critic_hidden_sizes=(512, 512))))),
     Member(
         "tqc", "TQC",
         "Truncated Quantile Critics: SAC with an ensemble of distributional critics whose "
@@ -120,7 +154,11 @@ FAMILY: tuple[Member, ...] = (
             lr="3e-4, TQC's.",
             alpha="``'auto'`` (learned towards ``target_entropy``, as TQC does), or a fixed "
                   "entropy weight.",
-            batch_size="256, TQC's.")),
+            batch_size="256, TQC's."),
+        # The race has SBX's 2 critics, the most its TQC builds.
+        evidence=Evidence(("HalfCheetah-v5", "Hopper-v5"), settings=dict(
+            lr=3e-4, ac_kwargs=dict(n_critics=2, n_quantiles=25,
+                                    top_quantiles_to_drop_per_net=2)))),
     Member(
         "droq", "DroQ",
         "SAC with dropout and layer normalization in the critics, run at a high "
@@ -144,7 +182,9 @@ FAMILY: tuple[Member, ...] = (
                   "fixed entropy weight.",
             batch_size="256, DroQ's.",
             updates_per_step="20, DroQ's update-to-data ratio (each update draws its own "
-                             "minibatch); the policy steps once per environment step.")),
+                             "minibatch); the policy steps once per environment step."),
+        evidence=Evidence(("Hopper-v5", "HalfCheetah-v5"), published_as="DroQ (UTD 20)",
+                          settings=dict(lr=3e-4, updates_per_step=20))),
     Member(
         "redq", "REDQ",
         "Randomized Ensembled Double Q-learning (REDQ): SAC with an ensemble of critics and "
@@ -175,7 +215,9 @@ FAMILY: tuple[Member, ...] = (
                          "critics diverge (Q of millions by step 4,000).",
             updates_per_step="20, REDQ's update-to-data ratio G (each update draws its own "
                              "minibatch and its own subset); the policy steps once per "
-                             "environment step.")),
+                             "environment step."),
+        evidence=Evidence(("Hopper-v5",), published_as="REDQ (UTD 20)",
+                          settings=dict(lr=3e-4, updates_per_step=20))),
 )
 
 MEMBERS: dict[str, Member] = {m.name: m for m in FAMILY}

@@ -19,16 +19,23 @@ from spinup_tf2.family import FAMILY_NAMES
 pytestmark = [pytest.mark.processes, pytest.mark.slow]
 
 SCRIPT = """
+import importlib
+import inspect
 import sys
 import spinup_tf2
 from spinup_tf2.envs import make_named
-algo = getattr(spinup_tf2, sys.argv[1])
-algo(lambda: make_named("PointReach-v0"), her=True, n_step=3, epochs=4, steps_per_epoch=200,
+from spinup_tf2.family import MEMBERS
+member = MEMBERS[sys.argv[1]]
+algo = getattr(spinup_tf2, member.name)
+# Hindsight replay where the member takes it; small critics, few of them, where it has them.
+her = {} if "her" in member.refuses else {"her": True}
+takes = inspect.signature(getattr(importlib.import_module(member.math),
+                                  member.actor_critic)).parameters
+small = {k: v for k, v in (("critic_hidden_sizes", (32, 32)), ("n_critics", 3)) if k in takes}
+algo(lambda: make_named("PointReach-v0"), n_step=3, epochs=4, steps_per_epoch=200,
      start_steps=100, update_after=50, update_every=50, batch_size=32, num_test_episodes=2,
-     max_ep_len=50, updates_per_step=2, ac_kwargs=dict(hidden_sizes=(16, 16),
-     **({"critic_hidden_sizes": (32, 32)} if sys.argv[1] == "crossq" else {}),
-     **({"n_critics": 3} if sys.argv[1] == "redq" else {})),
-     logger_kwargs=dict(output_dir=sys.argv[2]), resume=len(sys.argv) > 3)
+     max_ep_len=50, updates_per_step=2, ac_kwargs=dict(hidden_sizes=(16, 16), **small),
+     logger_kwargs=dict(output_dir=sys.argv[2]), resume=len(sys.argv) > 3, **her)
 """
 
 

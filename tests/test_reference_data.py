@@ -31,7 +31,8 @@ def test_the_family_table_finds_each_variants_published_rows():
         import compare_curves
     finally:
         sys.path.pop(0)
-    data = pd.read_csv(REF / "simbav2_baselines_100k.csv")
+    data = compare_curves.published_rows()
+    data = data[data.env != "Humanoid-v4"]  # the four tasks of the 100k table
     assert set(compare_curves.SIMBAV2_NAMES) == set(compare_curves.FAMILY_NAMES) - {"tqc"}
     for variant, name in compare_curves.SIMBAV2_NAMES.items():
         assert set(data[data.algorithm == name].env) == \

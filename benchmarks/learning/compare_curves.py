@@ -45,7 +45,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from spinup_tf2.family import FAMILY_NAMES
+from spinup_tf2.family import FAMILY_NAMES, MEMBERS
 
 HERE = osp.dirname(osp.abspath(__file__))
 REPO = osp.dirname(osp.dirname(HERE))
@@ -65,9 +65,17 @@ DMC_PUBLISHED = {
 }
 DMC_EPOCHS = 10  # 100k frames at the suite's action repeats
 FAMILY_CSV = osp.join(HERE, "reference", "simbav2_baselines_100k.csv")
+# SimbaV2's own rows (and every algorithm's on Humanoid), from the same published files.
+MORE_CSV = osp.join(HERE, "reference", "simbav2_humanoid_and_simbav2.csv")
 FAMILY_EPOCHS = 25  # 100k steps of 4,000
-# How SimbaV2's file names the variants it has (REDQ and DroQ at 20 updates per step; no TQC).
-SIMBAV2_NAMES = {"crossq": "CrossQ", "droq": "DroQ (UTD 20)", "redq": "REDQ (UTD 20)"}
+# How SimbaV2's files name the variants they have (each family entry says; no TQC).
+SIMBAV2_NAMES = {m.name: m.evidence.published_as for m in MEMBERS.values()
+                 if m.evidence.published_as}
+
+
+def published_rows() -> pd.DataFrame:
+    """Every published per-seed row of the family (both reference files)."""
+    return pd.concat([pd.read_csv(FAMILY_CSV), pd.read_csv(MORE_CSV)], ignore_index=True)
 RL_ZOO_HER_CSV = osp.join(HERE, "reference", "rl_zoo_her.csv")
 # --suite her: each task's runs (a glob under data_dir, by library), their epochs, and the
 # task rl-zoo published.
@@ -177,7 +185,7 @@ def family_table(data_dir: str) -> str:
     """The markdown table of the SAC family's runs at 100k steps against SimbaV2's published
     per-seed results (mean ± standard error over 10 seeds, -v4) and against our SAC at 100k
     (the bundled runs' test returns interpolated at 100k)."""
-    published = pd.read_csv(FAMILY_CSV)
+    published = published_rows()
     lines = ["| variant | task | spinup_tf2 at 100k (mean ± sd, seeds) | published (mean ± "
              "s.e., 10 seeds, -v4) | ours - published (± s.e.) | reading | our SAC (mean ± sd, "
              "seeds) | ours - our SAC (± s.e.) | reading |",

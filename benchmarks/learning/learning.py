@@ -60,6 +60,8 @@ import sys
 
 os.environ.setdefault("SPINUP_TF2_WAIT_BEFORE_LAUNCH", "0")
 
+from spinup_tf2.family import MEMBERS  # noqa: E402  (a leaf: no TensorFlow)
+
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 BENCH_DIR = osp.join(REPO, "data", "benchmarks")
 ENVS = ["HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "Swimmer-v5"]
@@ -70,11 +72,9 @@ DMC = {"dm_control/cartpole-swingup-v0": ([0, 10, 20, 30, 40],
                                           dict(action_repeat=8, steps_per_epoch=1250)),
        "dm_control/ball_in_cup-catch-v0": ([0, 10, 20], dict(action_repeat=4,
                                                             steps_per_epoch=2500))}
-# --suite crossq / tqc: the SAC family's evidence at 100k steps (each run by its own function,
-# with its defaults): the tasks and seeds of each.
-FAMILY = {"crossq": (ENVS[:4], SEEDS), "tqc": (["HalfCheetah-v5", "Hopper-v5"], [0, 10, 20]),
-          "droq": (["Hopper-v5", "HalfCheetah-v5"], [0, 10, 20]),
-          "redq": (["Hopper-v5"], [0, 10, 20])}
+# --suite crossq / tqc / ...: the SAC family's evidence at 100k steps (each run by its own
+# function, with its defaults): the tasks and seeds of each, from its family entry.
+FAMILY = {m.name: (list(m.evidence.tasks), list(m.evidence.seeds)) for m in MEMBERS.values()}
 DMC_SETTINGS = dict(pixels=True, batch_size=128, alpha="auto_0.1", polyak=0.99,
                     replay_size=100_000, start_steps=1000, update_after=1000)
 # --suite her: goal tasks with hindsight replay, rl-baselines3-zoo's HER settings for FetchReach
@@ -97,10 +97,25 @@ def epochs_done(run_dir: str) -> int:
         return max(0, sum(1 for _ in f) - 1)
 
 
+def family_widths(name: str) -> tuple | None:
+    """The default ``critic_hidden_sizes`` of member ``name``'s actor-critic (None where it
+    has no such setting)."""
+    import importlib
+    import inspect
+
+    member = MEMBERS[name]
+    ac = getattr(importlib.import_module(member.math), member.actor_critic)
+    param = inspect.signature(ac).parameters.get("critic_hidden_sizes")
+    return tuple(param.default) if param is not None else None
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--suite", choices=["mujoco", "dmc", "her", *FAMILY], default="mujoco")
-    p.add_argument("--critic_width", type=int, default=512, help="--suite crossq's critics")
+    p.add_argument("--critic_width", type=int,
+                   help="a member whose critics are critic_hidden_sizes: this wide (crossq: "
+                        "512 by default, into crossq-<env>/; another member's width other than "
+                        "its own default goes into <suite>-w<W>-<env>/)")
     p.add_argument("--tqc_drop", type=int,
                    help="--suite tqc: quantiles dropped per critic instead of TQC's 2 (the TQC "
                         "authors': HalfCheetah 0, Hopper 5), into tqc-drop<N>-<env>/")
@@ -125,8 +140,19 @@ def main() -> int:
                       else ENVS)
     a.epochs = a.epochs or (10 if dmc or her else 25 if family else 88)
     prefix = a.suite if family or her else "sac"
-    family_settings = (dict(ac_kwargs=dict(critic_hidden_sizes=(a.critic_width,) * 2))
-                       if a.suite == "crossq" else {})
+    family_settings = {}
+    if a.suite == "crossq" and a.critic_width is None:
+        a.critic_width = 512  # the bundled runs' width (the function's is SBX's 1024)
+    if a.critic_width is not None:
+        widths = family_widths(a.suite) if family else None
+        if widths is None:
+            p.error(f"--critic_width {a.critic_width} sets the width of a family member's "
+                    f"critic_hidden_sizes; --suite {a.suite} has none (give it with "
+                    f"{', '.join(f'--suite {n}' for n in FAMILY if family_widths(n))})")
+        family_settings = dict(ac_kwargs=dict(critic_hidden_sizes=(a.critic_width,)
+                                              * len(widths)))
+        if a.suite != "crossq" and a.critic_width != widths[0]:
+            prefix = f"{prefix}-w{a.critic_width}"
     if a.tqc_drop is not None:
         prefix = f"tqc-drop{a.tqc_drop}"
         family_settings = dict(ac_kwargs=dict(top_quantiles_to_drop_per_net=a.tqc_drop))

@@ -39,6 +39,7 @@ arrangement of the same ops could still gain.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 import time
@@ -50,7 +51,6 @@ import numpy as np  # noqa: E402
 
 from spinup_tf2.algos.sac import core, fast_path, replay, variants  # noqa: E402  (TF's threads first)
 from spinup_tf2.algos.sac import sac as sac_mod  # noqa: E402
-from spinup_tf2.algos.sac.nstep import NStepReturns  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from speed import FAMILY  # noqa: E402  (benchmarks/: the settings the races use)
@@ -198,11 +198,27 @@ def optimizer_only(env, blocks: int) -> float:
     return per_update(lambda: run().numpy(), blocks)
 
 
-def variant_parts(env, algo: str, batch: int) -> tuple:
-    """``(variant, ac, ac_targ, block, inputs)`` of ``algo`` with speed.py's ``FAMILY``
-    settings and alpha learned: its real fused update block and the arrays of one block of
-    ``N_BLOCK`` updates, drawn from a buffer of random transitions (seed 0)."""
-    variant, settings = variants.VARIANTS[algo], FAMILY[algo]
+def variant_settings(algo: str, critic_width: int | None = None) -> dict:
+    """speed.py's ``FAMILY`` settings of ``algo``, its critics ``critic_width`` wide (each of
+    its ``critic_hidden_sizes``) where given."""
+    settings = dict(FAMILY[algo])
+    if critic_width is not None:
+        variant = variants.VARIANTS[algo]
+        widths = inspect.signature(variant.actor_critic).parameters.get("critic_hidden_sizes")
+        if widths is None:
+            sys.exit(f"floor.py: --critic_width {critic_width} sets the width of a family "
+                     f"member's critic_hidden_sizes; {algo}'s actor-critic has none.")
+        settings["ac_kwargs"] = dict(settings.get("ac_kwargs", {}), critic_hidden_sizes=(
+            critic_width,) * len(widths.default))
+    return settings
+
+
+def variant_parts(env, algo: str, batch: int, settings: dict) -> tuple:
+    """``(variant, ac, ac_targ, block, inputs)`` of ``algo`` with ``settings``
+    (:func:`variant_settings`) and alpha learned: its real fused update block and the
+    arrays of one block of ``N_BLOCK`` updates, drawn from a buffer of random transitions
+    (seed 0)."""
+    variant = variants.VARIANTS[algo]
     ac, ac_targ = sac_mod.build_actor_critics(variant.actor_critic, env.observation_space,
                                               env.action_space, settings.get("ac_kwargs", {}),
                                               targets=variant.targets)
@@ -210,7 +226,7 @@ def variant_parts(env, algo: str, batch: int) -> tuple:
                                      env.action_space, 0.99, 0.2, 0.995)
     od, ad = env.observation_space.shape[0], env.action_space.shape[0]
     rng = np.random.default_rng(0)
-    buffer = NStepReturns(variant.replay_buffer(od, ad, 10_000, ac), 1, 0.99)
+    buffer = variant.returns(variant.replay_buffer(od, ad, 10_000, ac), 1, 0.99)
     for _ in range(10_000):
         buffer.store(rng.normal(size=od), rng.uniform(-1, 1, ad), rng.normal(), rng.normal(size=od),
                      0.0)
@@ -259,11 +275,12 @@ def traced_matmuls(variant, ac, ac_targ, inputs: list, step_pi: bool) -> list:
     return shapes
 
 
-def variant_floor(env, algo: str, blocks: int) -> int:
+def variant_floor(env, algo: str, blocks: int, critic_width: int | None = None) -> int:
     """Print ``algo``'s real block against its products alone (µs per update, the policy's
-    products weighted by its ``policy_delay``)."""
+    products weighted by its ``policy_delay``), its critics ``critic_width`` wide if given."""
     batch = 256
-    variant, ac, ac_targ, block, inputs = variant_parts(env, algo, batch)
+    settings = variant_settings(algo, critic_width)
+    variant, ac, ac_targ, block, inputs = variant_parts(env, algo, batch, settings)
     real = per_update(lambda: {k: v.numpy() for k, v in block(*inputs).items()}, blocks)
     k = variant.policy_delay
     # One policy step in k updates: its products once, the critic-only ones k - 1 times.
@@ -272,7 +289,7 @@ def variant_floor(env, algo: str, blocks: int) -> int:
         parts.append((k - 1, traced_matmuls(variant, ac, ac_targ, inputs, False)))
     products = sum(n * matmuls_only(shapes, blocks) for n, shapes in parts) / k
     gflop = sum(n * flops(shapes) for n, shapes in parts) / k / 1e9
-    print(f"{env.spec.id}, {algo} ({FAMILY[algo]}, batch {batch}, alpha learned): one update = "
+    print(f"{env.spec.id}, {algo} ({settings}, batch {batch}, alpha learned): one update = "
           f"{gflop:.3f} GFLOP ({len(parts[0][1])} products with the policy's step, "
           f"{len(parts[-1][1])} without; the policy steps 1 in {k}), "
           f"µs per update, medians of {blocks} blocks")
@@ -291,13 +308,15 @@ def main() -> int:
     p.add_argument("--blocks", type=int, default=30)
     p.add_argument("--algo", choices=["sac", *FAMILY], default="sac",
                    help="a variant of the SAC family, with speed.py's FAMILY settings")
+    p.add_argument("--critic_width", type=int,
+                   help="a variant whose critics are critic_hidden_sizes: each this wide")
     p.add_argument("--bfloat16", action="store_true",
                    help="also time the products in bfloat16 (float32 weights cast at each "
                         "product): what lower precision could gain on this CPU")
     a = p.parse_args()
     env = gym.make(a.env)
     if a.algo != "sac":
-        return variant_floor(env, a.algo, a.blocks)
+        return variant_floor(env, a.algo, a.blocks, a.critic_width)
     od, ad = env.observation_space.shape[0], env.action_space.shape[0]
     shapes = update_matmuls(od, ad, 256, 100)
     gflop = flops(shapes) / 1e9

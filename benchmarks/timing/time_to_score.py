@@ -42,8 +42,10 @@ import pandas as pd
 
 HERE = osp.dirname(osp.abspath(__file__))
 sys.path.insert(0, osp.join(osp.dirname(HERE), "learning"))
-from compare_curves import ENVS, FAMILY_CSV, REPO, SIMBAV2_NAMES, our_curves  # noqa: E402
+from compare_curves import ENVS, REPO, SIMBAV2_NAMES, our_curves, published_rows  # noqa: E402
 from race import read_race  # noqa: E402
+
+from spinup_tf2.family import MEMBERS  # noqa: E402
 
 
 def steps_to_score(env: str, data_dir: str, score: float) -> tuple[int | None, int]:
@@ -57,10 +59,12 @@ def steps_to_score(env: str, data_dir: str, score: float) -> tuple[int | None, i
     return (int(steps[hit[0]]) if len(hit) else None), len(rows)
 
 
-FAMILY = ("sac", "crossq", "crossq-300k", "tqc", "droq", "redq")
-# 350k, 100k, and CrossQ's runs on to 300k (learning.py --suite crossq --epochs 75), which have
-# directories of their own.
-RUN_EPOCHS = {"sac": 88, "crossq": 25, "crossq-300k": 75, "tqc": 25, "droq": 25, "redq": 25}
+# Longer runs of a member, which have directories of their own: CrossQ's on to 300k
+# (learning.py --suite crossq --epochs 75).
+LONGER = {"crossq": ("crossq-300k",)}
+FAMILY = ("sac", *(n for m in MEMBERS for n in (m, *LONGER.get(m, ()))))
+# SAC's runs are 350k, the family's 100k unless longer.
+RUN_EPOCHS = {"sac": 88, "crossq-300k": 75, **{m: 25 for m in MEMBERS}}
 
 
 def family_speeds(paths: list[str]) -> dict[str, list[float]]:
@@ -105,7 +109,7 @@ def published_curve(algo: str, env: str) -> tuple[np.ndarray, np.ndarray]:
     at each of its evaluation points on ``env``'s -v4 task (empty if it has none)."""
     if algo not in SIMBAV2_NAMES:
         return np.zeros(0), np.zeros(0)
-    pub = pd.read_csv(FAMILY_CSV)
+    pub = published_rows()
     pub = pub[(pub.algorithm == SIMBAV2_NAMES[algo])
               & (pub.env == env.replace("-v5", "-v4"))]  # as compare_curves.py reads it
     mean = pub.groupby("env_step").avg_return.mean()

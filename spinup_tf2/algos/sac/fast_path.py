@@ -35,18 +35,34 @@ class Adam:
     """
 
     def __init__(self, var_list: list, learning_rate: float, beta_1: float = 0.9,
-                 beta_2: float = 0.999, epsilon: float = 1e-8):
+                 beta_2: float = 0.999, epsilon: float = 1e-8, lr_end: float | None = None,
+                 decay_steps: int = 1):
+        # A Keras variable's constraint (a kernel kept on the unit sphere) is applied after
+        # each step, as Keras' own optimizers do.
+        self.constraints = [getattr(v, "constraint", None) for v in var_list]
         self.var_list = tf_variables(var_list)  # the fused kernels need tf.Variables
         self.lr, self.beta_1, self.beta_2, self.epsilon = learning_rate, beta_1, beta_2, epsilon
         self.m = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.var_list]
         self.v = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.var_list]
         self.beta_1_power = tf.Variable(1.0, trainable=False)
         self.beta_2_power = tf.Variable(1.0, trainable=False)
+        # With lr_end, the learning rate goes linearly from learning_rate to lr_end over
+        # decay_steps steps, then stays; the steps taken are state (checkpointed).
+        self.lr_end, self.decay_steps = lr_end, max(1, int(decay_steps))
+        self.steps = tf.Variable(0.0, trainable=False) if lr_end is not None else None
 
     @property
     def variables(self) -> list:
         """The optimizer's state."""
-        return self.m + self.v + [self.beta_1_power, self.beta_2_power]
+        return self.m + self.v + [self.beta_1_power, self.beta_2_power] + (
+            [self.steps] if self.steps is not None else [])
+
+    def learning_rate(self):
+        """This step's learning rate."""
+        if self.steps is None:
+            return self.lr
+        done = tf.minimum(self.steps / self.decay_steps, 1.0)
+        return self.lr + (self.lr_end - self.lr) * done
 
     def named_variables(self, name_of: Callable) -> dict:
         """The optimizer's state by name, for checkpoints: each moment named after the
@@ -54,16 +70,23 @@ class Adam:
         names = [name_of(var) for var in self.var_list]
         return {**{f"m/{n}": m for n, m in zip(names, self.m, strict=True)},
                 **{f"v/{n}": v for n, v in zip(names, self.v, strict=True)},
-                "beta_1_power": self.beta_1_power, "beta_2_power": self.beta_2_power}
+                "beta_1_power": self.beta_1_power, "beta_2_power": self.beta_2_power,
+                **({"steps": self.steps} if self.steps is not None else {})}
 
     def apply(self, grads: list) -> None:
-        """One Adam step of every variable along its gradient."""
+        """One Adam step of every variable along its gradient (then its constraint)."""
+        lr = self.learning_rate()
         b1p = self.beta_1_power.assign(self.beta_1_power * self.beta_1)
         b2p = self.beta_2_power.assign(self.beta_2_power * self.beta_2)
-        for var, m, v, g in zip(self.var_list, self.m, self.v, grads, strict=True):
+        for var, m, v, g, c in zip(self.var_list, self.m, self.v, grads, self.constraints,
+                                   strict=True):
             tf.raw_ops.ResourceApplyAdam(
                 var=var.handle, m=m.handle, v=v.handle, beta1_power=b1p, beta2_power=b2p,
-                lr=self.lr, beta1=self.beta_1, beta2=self.beta_2, epsilon=self.epsilon, grad=g)
+                lr=lr, beta1=self.beta_1, beta2=self.beta_2, epsilon=self.epsilon, grad=g)
+            if c is not None:
+                var.assign(c(var))
+        if self.steps is not None:
+            self.steps.assign_add(1.0)
 
 
 def make_polyak_update(ac, ac_targ, polyak: float) -> Callable:
@@ -97,10 +120,11 @@ class EntropyTuner:
     :meth:`gradient` writes down directly rather than taping the loss.
     """
 
-    def __init__(self, initial_alpha: float, target_entropy: float, lr: float):
+    def __init__(self, initial_alpha: float, target_entropy: float, lr: float,
+                 lr_end: float | None = None, decay_steps: int = 1):
         self.target_entropy = float(target_entropy)
         self.log_alpha = tf.Variable(np.log(initial_alpha), dtype=tf.float32, trainable=False)
-        self.optimizer = Adam([self.log_alpha], lr)
+        self.optimizer = Adam([self.log_alpha], lr, lr_end=lr_end, decay_steps=decay_steps)
 
     @property
     def variables(self) -> list:

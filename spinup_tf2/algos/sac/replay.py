@@ -23,7 +23,6 @@ import numpy as np
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.her import HerReplayBuffer, check_her, goal_reward_fn
 from spinup_tf2.algos.sac.memory import check_memory
-from spinup_tf2.algos.sac.nstep import NStepReturns
 from spinup_tf2.algos.sac.variants import MLP, Variant
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.utils.mpi_tf2 import average_params
@@ -113,7 +112,7 @@ def make_replay(variant: Variant, ac, obs_dim: int | tuple, act_dim: int, replay
         buffer = replay_buffer_class(obs_dim, act_dim, replay_size)
     else:
         buffer = variant.replay_buffer(obs_dim, act_dim, replay_size, ac, frame_stack, copies)
-    return NStepReturns(buffer, n_step, gamma, copies, episodes_continue=copies == 1)
+    return variant.returns(buffer, n_step, gamma, copies, episodes_continue=copies == 1)
 
 
 def update_inputs(replay_buffer, batch_size: int, rng: np.random.Generator, n_updates: int,

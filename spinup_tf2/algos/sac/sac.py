@@ -34,7 +34,7 @@ from spinup_tf2.algos.sac.losses import (  # noqa: F401 (SAC's math, as sac.py h
     logged_keys,
 )
 from spinup_tf2.algos.sac.replay import check_replay, make_replay, run_updates
-from spinup_tf2.algos.sac.variants import Variant, pick_variant, variant_of
+from spinup_tf2.algos.sac.variants import MLP, Variant, pick_variant, variant_of
 from spinup_tf2.checks import check_sac_args, run_settings
 from spinup_tf2.columns import epoch_columns
 from spinup_tf2.envs import ReplayableEpisodes, VectorEpisodes
@@ -92,22 +92,28 @@ def build_actor_critics(actor_critic, observation_space, action_space, ac_kwargs
     return ac, ac_targ
 
 
-def make_tuner(tuner_args: tuple | None, action_space, lr: float) -> EntropyTuner | None:
+def make_tuner(tuner_args: tuple | None, action_space, lr: float,
+               variant: Variant = MLP, decay_steps: int = 1) -> EntropyTuner | None:
     """The entropy tuner for ``alpha='auto...'`` (None for a fixed alpha), from
     ``tuner_args = (initial alpha, target entropy or None)``; the target entropy
-    defaults to :func:`spinup_tf2.envs.spaces.default_target_entropy` of ``action_space``."""
+    defaults to :func:`spinup_tf2.envs.spaces.default_target_entropy` of ``action_space``
+    times the variant's ``entropy_scale``; its learning rate follows the variant's decay
+    over ``decay_steps``."""
     if tuner_args is None:
         return None
     initial_alpha, target = tuner_args
-    target = default_target_entropy(action_space) if target is None else target
-    return EntropyTuner(initial_alpha, target, lr)
+    if target is None:
+        target = default_target_entropy(action_space) * variant.entropy_scale
+    return EntropyTuner(initial_alpha, target, lr, variant.lr_end, decay_steps)
 
 
-def make_optimizers(ac, lr: float, betas: tuple = (0.9, 0.999)) -> tuple[Adam, Adam]:
+def make_optimizers(ac, lr: float, betas: tuple = (0.9, 0.999), lr_end: float | None = None,
+                    decay_steps: int = 1) -> tuple[Adam, Adam]:
     """Separate Adam optimizers for the policy and the Q functions, with TF1's
-    Adam defaults (epsilon 1e-8) as in Spinning Up; ``betas``: Adam's (beta_1, beta_2)."""
-    pi_optimizer = Adam(ac.actor_variables, lr, *betas)
-    q_optimizer = Adam(ac.critic_variables, lr, *betas)
+    Adam defaults (epsilon 1e-8) as in Spinning Up; ``betas``: Adam's (beta_1, beta_2);
+    with ``lr_end``, the learning rate decays linearly to it over ``decay_steps`` updates."""
+    pi_optimizer = Adam(ac.actor_variables, lr, *betas, lr_end=lr_end, decay_steps=decay_steps)
+    q_optimizer = Adam(ac.critic_variables, lr, *betas, lr_end=lr_end, decay_steps=decay_steps)
     return pi_optimizer, q_optimizer
 
 
@@ -202,12 +208,15 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float
 
 def make_learner(ac, ac_targ, variant: Variant, lr: float, tuner_args: tuple | None,
                  action_space, alpha: float, polyak: float,
-                 updates_per_step: int = 1) -> tuple:
+                 updates_per_step: int = 1, steps: int = 1) -> tuple:
     """``(pi_optimizer, q_optimizer, tuner, update, update_block)``: the optimizers (the
-    variant's Adam betas), the entropy tuner when alpha is learned, one update step
-    (gradients averaged across MPI processes) and its compiled block."""
-    pi_optimizer, q_optimizer = make_optimizers(ac, lr, variant.adam_betas)
-    tuner = make_tuner(tuner_args, action_space, lr)
+    variant's Adam betas and learning-rate decay over the run's ``steps`` environment steps),
+    the entropy tuner when alpha is learned, one update step (gradients averaged across MPI
+    processes) and its compiled block."""
+    decay_steps = steps * updates_per_step
+    pi_optimizer, q_optimizer = make_optimizers(ac, lr, variant.adam_betas, variant.lr_end,
+                                                decay_steps)
+    tuner = make_tuner(tuner_args, action_space, lr, variant, decay_steps)
     update = make_update(ac, ac_targ, pi_optimizer, q_optimizer, alpha, polyak, tuner,
                          make_grad_averager(), variant, updates_per_step)
     return (pi_optimizer, q_optimizer, tuner, update,
@@ -455,7 +464,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
     pi_optimizer, q_optimizer, tuner, update, update_block = make_learner(
-        ac, ac_targ, variant, lr, tuner_args, env.action_space, alpha, polyak, updates_per_step)
+        ac, ac_targ, variant, lr, tuner_args, env.action_space, alpha, polyak, updates_per_step,
+        epochs * local_steps_per_epoch)
     logger.setup_tf2_saver(saved_model)
 
     # Everything a training checkpoint holds; resuming puts it all back.

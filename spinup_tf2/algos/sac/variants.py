@@ -29,6 +29,7 @@ from spinup_tf2.algos.sac.buffers import ReplayBuffer
 from spinup_tf2.algos.sac.frame_buffer import FrameReplayBuffer
 from spinup_tf2.algos.sac.losses import continuous_losses, discrete_losses, losses_for
 from spinup_tf2.algos.sac.memory import check_memory
+from spinup_tf2.algos.sac.nstep import NStepReturns
 from spinup_tf2.envs.spaces import is_image_space
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.family import EACH_STEP, FAMILY_NAMES, MEMBERS, Member
@@ -71,6 +72,13 @@ class Variant:
         keeps: What its buffer keeps: ``'transitions'`` (single steps: n-step returns and
             hindsight relabelling apply, :mod:`spinup_tf2.algos.sac.replay`), or steps in
             order, ``'frames'`` or ``'windows'`` (neither applies).
+        returns: ``returns(buffer, n_step, gamma, copies, episodes_continue)``, what the
+            environment loop stores into and the update samples from (NStepReturns'
+            protocol, :class:`~spinup_tf2.algos.sac.nstep.NStepReturns` itself unless the
+            variant keeps more, such as statistics of the rewards it scales).
+        lr_end: The learning rate decays linearly from ``lr`` to this over the run's
+            updates (the optimizers' and alpha's); None: it stays ``lr``.
+        entropy_scale: The default target entropy is ``default_target_entropy`` times this.
     """
 
     name: str
@@ -88,6 +96,9 @@ class Variant:
     adam_betas: tuple = (0.9, 0.999)
     critic_losses: Callable | None = None
     keeps: str = "transitions"
+    returns: Callable = NStepReturns
+    lr_end: float | None = None
+    entropy_scale: float = 1.0
 
     def agent_and_export(self, ac, rng, n_noise: int, discrete: bool, obs_dim: int | tuple,
                          spaces) -> tuple:
@@ -195,7 +206,10 @@ def family_record(member: Member) -> Variant:
                    targets=member.targets, policy_delay=member.policy_delay,
                    adam_betas=member.adam_betas,
                    critic_losses=(functools.partial(losses, policy=False)
-                                  if member.skip_policy else None))
+                                  if member.skip_policy else None),
+                   returns=_named(member.math, member.returns) if member.returns
+                   else NStepReturns, lr_end=member.lr_end,
+                   entropy_scale=member.entropy_scale)
 
 
 FAMILY = tuple(family_record(m) for m in MEMBERS.values())  # vector observations, Box actions
