@@ -218,6 +218,44 @@ FAMILY: tuple[Member, ...] = (
                              "environment step."),
         evidence=Evidence(("Hopper-v5",), published_as="REDQ (UTD 20)",
                           settings=dict(lr=3e-4, updates_per_step=20))),
+    Member(
+        "simbav2", "SimbaV2",
+        "SAC with networks on the unit sphere and a categorical critic trained by "
+        "cross-entropy, on scaled rewards.",
+        "Every hidden layer's weights are projected back onto the unit sphere after each "
+        "step and its features are l2-normalised (an embedder, then residual blocks that "
+        "mix by learned per-unit weights, with learned scalers); each of the two critics "
+        "predicts a distribution over 101 returns in [-5, 5] and learns the target "
+        "critic's (the one with the smaller mean) shifted by the backup and projected onto "
+        "them; rewards are divided by a running estimate of the return's spread; "
+        "observations are normalised; the learning rate decays linearly to half over the "
+        "run; alpha starts at 0.01 towards an entropy of -dim(A)/2.",
+        "Lee et al., ICML 2025, and its code",
+        "spinup_tf2.algos.sac.simbav2", "SimbaV2ActorCritic", "simbav2_losses",
+        returns="ScaledRewards", lr_end=5e-5, entropy_scale=0.5,
+        defaults=dict(gamma=0.995, lr=1e-4, alpha="auto_0.01", batch_size=256,
+                      start_steps=5000, update_after=5000, normalize_obs=True,
+                      updates_per_step=2),
+        refuses=("her", "n_sampled_goal", "goal_selection_strategy"),
+        arg_docs=dict(
+            ac_kwargs="The actor-critic's own settings: ``hidden_sizes`` (the actor's "
+                      "residual blocks, one width each, all equal: (128,)), "
+                      "``critic_hidden_sizes`` (each critic's: (512, 512)) and ``num_bins`` "
+                      "(101), the paper's.",
+            gamma="0.995: the paper's horizon rule, clip((H/5 - 1) / (H/5), 0.95, 0.995) "
+                  "for episodes of H steps, at H = 1000.",
+            lr="1e-4 at the start, decaying linearly to 5e-5 over the run's updates "
+               "(the policy's, the critics' and alpha's), SimbaV2's.",
+            alpha="``'auto_0.01'`` (learned from 0.01 towards ``target_entropy``, by "
+                  "default -dim(A)/2, SimbaV2's), or a fixed entropy weight.",
+            batch_size="256, SimbaV2's.",
+            start_steps="5,000 uniformly random actions first, SimbaV2's.",
+            update_after="5,000, SimbaV2's: the updates start with the policy.",
+            normalize_obs="True: observations normalised by their running mean and "
+                          "variance, SimbaV2's.",
+            updates_per_step="2, the update-to-data ratio of SimbaV2's headline results "
+                             "(1 halves the cost)."),
+        evidence=Evidence(("HalfCheetah-v5", "Hopper-v5"), published_as="SimbaV2 (UTD 2)")),
 )
 
 MEMBERS: dict[str, Member] = {m.name: m for m in FAMILY}

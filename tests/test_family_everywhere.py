@@ -23,6 +23,7 @@ CLASSES = {m.name: m.actor_critic for m in FAMILY}
 # tf.switch_case, not 10's 45); DroQ and REDQ at 2 updates per step, not 20 (their learning
 # tests run 20): the options, not the update count, are under test here.
 CRITICS = {"crossq": ["--ac_kwargs:critic_hidden_sizes", "[32]"],
+           "simbav2": ["--ac_kwargs:critic_hidden_sizes", "[32]"],
            "droq": ["--updates_per_step", "2"],
            "redq": ["--ac_kwargs:n_critics", "4", "--updates_per_step", "2"]}
 

@@ -99,3 +99,64 @@ def test_crossq_and_droq_learn_pendulum_with_simba_networks(tmp_path):
           f"DroQ {[round(r, 1) for r in droq_returns]}")
     assert crossq_returns[-1] > -250, crossq_returns
     assert droq_returns[-1] > -400, droq_returns
+
+
+@pytest.mark.slow
+def test_simbav2_learns_pendulum_on_the_sphere_with_a_distributional_critic(tmp_path):
+    """SimbaV2 at its own settings but for Pendulum's 200-step episodes (gamma 0.975, the
+    paper's horizon rule at H = 200) and small trunks (actor one block of 64, critics one of
+    128) swings Pendulum up in 4,000 steps (here: -1,075, -893, -179, -100 by epoch), and the
+    pieces that define it hold after training: every hidden kernel's columns are still unit
+    vectors (the projection after each step; switched off, they drift to errors of 0.9), and
+    the critic's distribution has concentrated from its near-uniform start over [-5, 5]
+    (s.d. 2.9) to a median s.d. of 1.2 over the visited states. A critic trained on its mean
+    alone learns Pendulum as well, but keeps the uniform's spread (median s.d. 2.95)."""
+    import gymnasium as gym
+    import numpy as np
+    import tensorflow as tf
+
+    from spinup_tf2 import simbav2
+    from spinup_tf2.algos.sac.simbav2 import SimbaV2ActorCritic
+
+    made = []
+
+    class Kept(SimbaV2ActorCritic):
+        """SimbaV2's actor-critic, kept here to look at after training."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    out = str(tmp_path / "simbav2")
+    simbav2(pendulum, actor_critic=Kept, seed=0, epochs=4, steps_per_epoch=1000,
+            start_steps=1000, update_after=1000, gamma=0.975, num_test_episodes=5,
+            ac_kwargs=dict(hidden_sizes=(64,), critic_hidden_sizes=(128,)),
+            logger_kwargs=dict(output_dir=out))
+    test_returns = column(out, "AverageTestEpRet")
+    print(f"AverageTestEpRet by epoch {[round(r, 1) for r in test_returns]}")
+    assert test_returns[-1] > -300, test_returns
+
+    ac = made[0]
+    errors = [np.abs(np.linalg.norm(layer.kernel.numpy(), axis=0) - 1.0).max()
+              for net in (ac.pi, ac.q1, ac.q2) for layer in net._flatten_layers()
+              if getattr(layer, "kernel_constraint", None) is not None]
+    assert len(errors) >= 3 * 5 and max(errors) < 1e-5, max(errors)
+
+    env, obs = gym.make("Pendulum-v1"), []
+    o, _ = env.reset(seed=123)
+    for _ in range(400):
+        a, _ = ac.pi(tf.constant(o[None], tf.float32), deterministic=True)
+        obs.append(o)
+        o, _, terminated, truncated, _ = env.step(a.numpy()[0])
+        if terminated or truncated:
+            o, _ = env.reset()
+    obs = tf.constant(np.array(obs), tf.float32)
+    act, _ = ac.pi(obs)
+    z = ac.bins.numpy()
+    sds = []
+    for q in ac.critics:
+        p = np.exp(q(obs, act).numpy().astype(np.float64))
+        mean = p @ z
+        sds.append(np.median(np.sqrt(np.maximum(p @ z ** 2 - mean ** 2, 0.0))))
+    print(f"the critics' median s.d. over the visited states {np.round(sds, 3)}")
+    assert max(sds) < 2.0, sds
