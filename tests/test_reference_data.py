@@ -54,3 +54,24 @@ def test_the_humanoid_and_simbav2_rows_hold_every_seed_at_300k():
         assert seeds == (5 if alg == "SimbaV2 (UTD 1)" else 10), (alg, env, seeds)
         assert np.isfinite(mean) and se > 0
     assert set(rows[rows.env == "Humanoid-v4"].algorithm) == set(simbav2_rows.FILES.values())
+
+
+def test_the_width_study_holds_every_width_on_the_same_tasks():
+    """simbav2_rows.py's width file: the four critic widths on the same 12 tasks, each task's
+    seeds (5, 10 at 512) with points to 1M steps; width 512's share of itself is 1 and the
+    table has a row per width."""
+    sys.path.insert(0, str(REF))
+    try:
+        import simbav2_rows
+    finally:
+        sys.path.pop(0)
+    rows = pd.read_csv(REF / "simbav2_width_scaling.csv")
+    tasks = {w: set(r.env) for w, r in rows.groupby("critic_width")}
+    assert sorted(tasks) == list(simbav2_rows.WIDTHS)
+    assert len(set(map(frozenset, tasks.values()))) == 1 and len(tasks[512]) == 12
+    seeds = rows.groupby(["critic_width", "env"]).seed.nunique()
+    assert set(seeds.loc[512]) == {10} and set(seeds.drop(512, level=0)) == {5}
+    assert rows.groupby(["critic_width", "env", "seed"]).env_step.max().min() == 1_000_000
+    table = simbav2_rows.widths_table(rows).splitlines()
+    assert len(table) == 2 + len(simbav2_rows.WIDTHS)
+    assert "| 512 | 1.00 (1.00-1.00) |" in table[4]

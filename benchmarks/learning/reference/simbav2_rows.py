@@ -3,6 +3,7 @@ with SimbaV2, and what it says at 100k and 300k steps.
 
     python benchmarks/learning/reference/simbav2_rows.py make SIMBAV2_CHECKOUT  # rewrite it
     python benchmarks/learning/reference/simbav2_rows.py table                 # the figures
+    python benchmarks/learning/reference/simbav2_rows.py widths                # what width costs
 
 ``make`` reads ``results/baseline/{sac,crossq,droq_utd20,redq_utd20,simbaV2_utd2}.csv`` and
 ``results/scaling/utd/simbaV2_utd1.csv`` of a checkout of github.com/dojeon-ai/SimbaV2 (at
@@ -12,6 +13,13 @@ HalfCheetah-v4, Hopper-v4, Walker2d-v4 and Ant-v4 (SimbaV2 at 1 and 2 updates pe
 ``simbaV2_utd1.csv`` writes the tasks ``Hopper_v4``...), and writes them as
 ``simbav2_baselines_100k.csv`` does (``algorithm, env, seed, env_step, avg_return``, values
 rounded to 0.01, labels as there plus ``SimbaV2 (UTD 2)`` and ``SimbaV2 (UTD 1)``).
+
+``make`` also writes ``simbav2_width_scaling.csv`` from ``results/scaling/param/
+simbaV2_cwidth{128,256,512,1024}.csv`` (SimbaV2's critic-width study: the tasks all four
+widths ran, DeepMind Control's dog and humanoid tasks and HumanoidBench's h1 tasks, up to 1M
+steps; ``critic_width, env, seed, env_step, avg_return``). ``widths`` gives each width's
+return as a share of width 512's, task by task (each task's seed-mean at the step), then the
+mean and range over the tasks: what a narrower critic costs, on the paper's own tasks.
 
 ``table`` gives, per algorithm, task and budget, the mean ± standard error over seeds of each
 seed's logged point nearest the budget (within 5 %), the method of
@@ -33,6 +41,8 @@ FILES = {"results/baseline/sac.csv": "SAC", "results/baseline/crossq.csv": "Cros
          "results/baseline/redq_utd20.csv": "REDQ (UTD 20)",
          "results/baseline/simbaV2_utd2.csv": "SimbaV2 (UTD 2)",
          "results/scaling/utd/simbaV2_utd1.csv": "SimbaV2 (UTD 1)"}
+WIDTHS_OUT = osp.join(HERE, "simbav2_width_scaling.csv")
+WIDTHS = (128, 256, 512, 1024)
 FOUR = ("HalfCheetah-v4", "Hopper-v4", "Walker2d-v4", "Ant-v4")
 MAX_STEP = 300_000
 
@@ -50,6 +60,38 @@ def make(checkout: str) -> pd.DataFrame:
                                        env_step=d.env_step.astype(int),
                                        avg_return=d.value.round(2))))
     return pd.concat(parts, ignore_index=True)
+
+
+def make_widths(checkout: str) -> pd.DataFrame:
+    """The width study's rows on the tasks every width ran, from ``checkout``."""
+    parts = {}
+    for w in WIDTHS:
+        d = pd.read_csv(osp.join(checkout, f"results/scaling/param/simbaV2_cwidth{w}.csv"))
+        parts[w] = d[d.metric == "avg_return"]
+    shared = set.intersection(*(set(d.env_name) for d in parts.values()))
+    return pd.concat([pd.DataFrame(dict(critic_width=w, env=d.env_name, seed=d.seed.astype(int),
+                                        env_step=d.env_step.astype(int),
+                                        avg_return=d.value.round(2)))
+                      for w, d in parts.items() for d in [d[d.env_name.isin(shared)]]],
+                     ignore_index=True)
+
+
+def widths_table(rows: pd.DataFrame, steps=(100_000, 300_000, 1_000_000)) -> str:
+    """Each width's seed-mean return as a share of width 512's, per task, at ``steps``:
+    mean (min-max) over the tasks."""
+    mean = rows.groupby(["critic_width", "env", "env_step"]).avg_return.mean()
+    lines = ["| critic width | " + " | ".join(f"at {s // 1000}k: share of 512's (mean, range "
+                                              f"over tasks)" for s in steps) + " | tasks |",
+             "|---:|" + "---:|" * (len(steps) + 1)]
+    for w in WIDTHS:
+        cells, tasks = [], 0
+        for s in steps:
+            share = (mean.loc[w, :, s] / mean.loc[512, :, s]).dropna()
+            share = share[np.isfinite(share)]
+            tasks = len(share)
+            cells.append(f"{share.mean():.2f} ({share.min():.2f}-{share.max():.2f})")
+        lines.append(f"| {w} | " + " | ".join(cells) + f" | {tasks} |")
+    return "\n".join(lines)
 
 
 def at_budget(rows: pd.DataFrame, budget: int) -> tuple[float, float, int] | None:
@@ -80,7 +122,11 @@ def table(rows: pd.DataFrame) -> str:
 def main(argv: list[str]) -> int:
     if argv[:1] == ["make"] and len(argv) == 2:
         make(argv[1]).to_csv(OUT, index=False)
-        print(f"wrote {OUT}")
+        make_widths(argv[1]).to_csv(WIDTHS_OUT, index=False)
+        print(f"wrote {OUT} and {WIDTHS_OUT}")
+        return 0
+    if argv == ["widths"]:
+        print(widths_table(pd.read_csv(WIDTHS_OUT)))
         return 0
     if argv == ["table"]:
         print(table(pd.read_csv(OUT)))
