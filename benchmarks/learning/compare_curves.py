@@ -5,6 +5,7 @@
     python benchmarks/learning/compare_curves.py --suite dmc   # DeepMind Control: table only
     python benchmarks/learning/compare_curves.py --suite family  # the SAC family at 100k
     python benchmarks/learning/compare_curves.py --suite her     # goal tasks, hindsight replay
+    python benchmarks/learning/compare_curves.py --suite humanoid  # Humanoid-v5 at 100k, 300k
 
 Spinning Up's curves (``spinup_tf2/data/spinningup_sac_curves.csv``) are test
 returns every 10k steps, each seed smoothed over an 11-point window, then
@@ -33,6 +34,13 @@ return after the last epoch, the steps each seed took to a test success rate of 
 race's wall-clock, beside rl-baselines3-zoo's published TQC+HER results
 (``benchmarks/learning/reference/rl_zoo_her.csv``: one run each, -v1 tasks, the return's sd
 over its evaluation episodes). Writes ``benchmarks/learning/her_table.md``.
+
+``--suite humanoid`` compares our Humanoid-v5 runs (``HUMANOID``: SAC with alpha learned and
+with Spinning Up's fixed 0.2, CrossQ) at 100k and 300k steps (each seed's test return after
+epoch 25 and 75) with the per-seed Humanoid-v4 results published with SimbaV2
+(``reference/simbav2_humanoid_and_simbav2.csv``, each seed's point nearest the budget), and
+gives each finished run's wall-clock (its ``Time`` at epoch 75: elapsed time, whatever else
+shared the cores). Writes ``benchmarks/learning/humanoid_table.md``.
 """
 
 from __future__ import annotations
@@ -76,6 +84,11 @@ SIMBAV2_NAMES = {m.name: m.evidence.published_as for m in MEMBERS.values()
 def published_rows() -> pd.DataFrame:
     """Every published per-seed row of the family (both reference files)."""
     return pd.concat([pd.read_csv(FAMILY_CSV), pd.read_csv(MORE_CSV)], ignore_index=True)
+# --suite humanoid: our runs (their experiment folder) and the published row each is read
+# against.
+HUMANOID = {"SAC, alpha learned": ("sac-alphaauto-300k-humanoid-v5", "SAC"),
+            "SAC, Spinning Up's alpha 0.2": ("sac-humanoid-v5", "SAC"),
+            "CrossQ": ("crossq-300k-humanoid-v5", "CrossQ")}
 RL_ZOO_HER_CSV = osp.join(HERE, "reference", "rl_zoo_her.csv")
 # --suite her: each task's runs (a glob under data_dir, by library), their epochs, and the
 # task rl-zoo published.
@@ -221,6 +234,40 @@ def family_table(data_dir: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def humanoid_table(data_dir: str) -> str:
+    """The markdown table of our Humanoid-v5 runs (``HUMANOID``) at 100k and 300k steps
+    against the published Humanoid-v4 rows (mean ± standard error over their seeds, each
+    seed's point nearest the budget), with each finished run's wall-clock."""
+    sys.path.insert(0, osp.join(HERE, "reference"))
+    try:
+        from simbav2_rows import at_budget
+    finally:
+        sys.path.pop(0)
+    published = pd.read_csv(MORE_CSV)
+    published = published[published.env == "Humanoid-v4"]
+    lines = ["| algorithm | steps | spinup_tf2, Humanoid-v5 (mean ± sd, seeds) | published, "
+             "Humanoid-v4 (mean ± s.e., seeds) | ours - published (± s.e.) | reading | "
+             "wall-clock per run to 300k (minutes) |",
+             "|---|---:|---:|---:|---:|---|---:|"]
+    for label, (exp, name) in HUMANOID.items():
+        pattern = osp.join(data_dir, exp, "*", "progress.txt")
+        minutes = []
+        for path in sorted(glob.glob(pattern)):
+            progress = pd.read_table(path) if osp.getsize(path) else None
+            if progress is not None and len(progress) >= 75:
+                minutes.append(progress["Time"].iloc[74] / 60)
+        clock = (f"{min(minutes):.0f}-{max(minutes):.0f} ({len(minutes)})" if minutes
+                 else "")
+        for epochs in (25, 75):
+            ours = scores_at(pattern, epochs)
+            if not len(ours):
+                continue
+            m, se, seeds = at_budget(published[published.algorithm == name], epochs * 4000)
+            lines.append(f"| {label} | {epochs * 4}k | {mean_sd(ours)} | {m:.0f} ± {se:.0f} "
+                         f"({seeds}) | {versus(ours, m, se)} | {clock if epochs == 75 else ''} |")
+    return "\n".join(lines) + "\n"
+
+
 def her_table(data_dir: str) -> str:
     """The markdown table of the goal-conditioned runs with hindsight replay (finished runs
     only): test success and return after the last epoch (mean ± sample sd over seeds), the
@@ -275,11 +322,13 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data_dir", nargs="?", default=osp.join(REPO, "data", "benchmarks"))
-    p.add_argument("--suite", choices=["mujoco", "dmc", "family", "her"], default="mujoco")
+    tables = {"dmc": dmc_table, "family": family_table, "her": her_table,
+              "humanoid": humanoid_table}
+    p.add_argument("--suite", choices=["mujoco", *tables], default="mujoco")
     args = p.parse_args()
     data_dir = args.data_dir
-    if args.suite in ("dmc", "family", "her"):
-        text = {"dmc": dmc_table, "family": family_table, "her": her_table}[args.suite](data_dir)
+    if args.suite in tables:
+        text = tables[args.suite](data_dir)
         with open(osp.join(HERE, f"{args.suite}_table.md"), "w") as f:
             f.write(text)
         print(text)
