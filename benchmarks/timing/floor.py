@@ -55,6 +55,8 @@ from spinup_tf2.algos.sac import sac as sac_mod  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from speed import FAMILY  # noqa: E402  (benchmarks/: the settings the races use)
 
+from spinup_tf2.family import MEMBERS  # noqa: E402
+
 tf = core.tf
 N_BLOCK = 50
 
@@ -222,8 +224,11 @@ def variant_parts(env, algo: str, batch: int, settings: dict) -> tuple:
     ac, ac_targ = sac_mod.build_actor_critics(variant.actor_critic, env.observation_space,
                                               env.action_space, settings.get("ac_kwargs", {}),
                                               targets=variant.targets)
-    *_, block = sac_mod.make_learner(ac, ac_targ, variant, settings["lr"], (1.0, None),
-                                     env.action_space, 0.99, 0.2, 0.995)
+    # The member's own lr and update ratio unless the settings change them.
+    own = dict(MEMBERS[algo].defaults, **settings)
+    *_, block = sac_mod.make_learner(ac, ac_targ, variant, own.get("lr", 1e-3), (1.0, None),
+                                     env.action_space, alpha=0.2, polyak=0.995,
+                                     updates_per_step=own.get("updates_per_step", 1))
     od, ad = env.observation_space.shape[0], env.action_space.shape[0]
     rng = np.random.default_rng(0)
     buffer = variant.returns(variant.replay_buffer(od, ad, 10_000, ac), 1, 0.99)
@@ -282,7 +287,7 @@ def variant_floor(env, algo: str, blocks: int, critic_width: int | None = None) 
     settings = variant_settings(algo, critic_width)
     variant, ac, ac_targ, block, inputs = variant_parts(env, algo, batch, settings)
     real = per_update(lambda: {k: v.numpy() for k, v in block(*inputs).items()}, blocks)
-    k = variant.policy_delay
+    k = variant.delay(dict(MEMBERS[algo].defaults, **settings).get("updates_per_step", 1))
     # One policy step in k updates: its products once, the critic-only ones k - 1 times.
     parts = [(1, traced_matmuls(variant, ac, ac_targ, inputs, True))]
     if k > 1:
