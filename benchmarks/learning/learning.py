@@ -116,6 +116,10 @@ def main() -> int:
                    help="a member whose critics are critic_hidden_sizes: this wide (crossq: "
                         "512 by default, into crossq-<env>/; another member's width other than "
                         "its own default goes into <suite>-w<W>-<env>/)")
+    p.add_argument("--updates_per_step", type=int,
+                   help="a family suite: this update ratio instead of the member's own, into "
+                        "<suite>-utd<N>-<env>/ (--suite simbav2 --updates_per_step 1: SimbaV2's "
+                        "published 1-update-per-step setting, at half the cost)")
     p.add_argument("--tqc_drop", type=int,
                    help="--suite tqc: quantiles dropped per critic instead of TQC's 2 (the TQC "
                         "authors': HalfCheetah 0, Hopper 5), into tqc-drop<N>-<env>/")
@@ -153,6 +157,13 @@ def main() -> int:
                                               * len(widths)))
         if a.suite != "crossq" and a.critic_width != widths[0]:
             prefix = f"{prefix}-w{a.critic_width}"
+    if a.updates_per_step is not None:
+        if not family:
+            p.error(f"--updates_per_step {a.updates_per_step} sets a family member's update "
+                    f"ratio: give it with --suite {' or '.join(FAMILY)}")
+        family_settings["updates_per_step"] = a.updates_per_step
+        if a.updates_per_step != MEMBERS[a.suite].defaults.get("updates_per_step", 1):
+            prefix = f"{prefix}-utd{a.updates_per_step}"
     if a.tqc_drop is not None:
         prefix = f"tqc-drop{a.tqc_drop}"
         family_settings = dict(ac_kwargs=dict(top_quantiles_to_drop_per_net=a.tqc_drop))
