@@ -81,6 +81,12 @@ SIMBAV2_NAMES = {m.name: m.evidence.published_as for m in MEMBERS.values()
                  if m.evidence.published_as}
 
 
+# The family table's rows: each member's runs at its defaults (``<name>-<env>/``), then runs
+# at another published setting (their folder prefix, label and published name).
+FAMILY_ROWS = [*((n, t, SIMBAV2_NAMES.get(n)) for n, t in FAMILY_NAMES.items()),
+               ("simbav2-utd1", "SimbaV2, 1 update per step", "SimbaV2 (UTD 1)")]
+
+
 def published_rows() -> pd.DataFrame:
     """Every published per-seed row of the family (both reference files)."""
     return pd.concat([pd.read_csv(FAMILY_CSV), pd.read_csv(MORE_CSV)], ignore_index=True)
@@ -196,14 +202,14 @@ def versus(ours: np.ndarray, m: float, se_ref: float) -> str:
 
 def family_table(data_dir: str) -> str:
     """The markdown table of the SAC family's runs at 100k steps against SimbaV2's published
-    per-seed results (mean ± standard error over 10 seeds, -v4) and against our SAC at 100k
+    per-seed results (mean ± standard error over their seeds, -v4) and against our SAC at 100k
     (the bundled runs' test returns interpolated at 100k)."""
     published = published_rows()
     lines = ["| variant | task | spinup_tf2 at 100k (mean ± sd, seeds) | published (mean ± "
-             "s.e., 10 seeds, -v4) | ours - published (± s.e.) | reading | our SAC (mean ± sd, "
+             "s.e., seeds, -v4) | ours - published (± s.e.) | reading | our SAC (mean ± sd, "
              "seeds) | ours - our SAC (± s.e.) | reading |",
              "|---|---|---:|---:|---:|---|---:|---:|---|"]
-    for variant, name in FAMILY_NAMES.items():
+    for variant, name, published_as in FAMILY_ROWS:
         for env in ENVS:
             ours = scores_at(osp.join(data_dir, f"{variant}-{env.lower()}", "*",
                                       "progress.txt"), FAMILY_EPOCHS)
@@ -217,7 +223,7 @@ def family_table(data_dir: str) -> str:
                     sac_runs.append(np.interp(100_000, df["TotalEnvInteracts"],
                                               df["AverageTestEpRet"]))
             sac = np.array(sac_runs)
-            pub = published[(published.algorithm == SIMBAV2_NAMES.get(variant))
+            pub = published[(published.algorithm == published_as)
                             & (published.env == env.replace("-v5", "-v4"))]
             if pub.empty:
                 against_published = "none published | |"
@@ -225,7 +231,8 @@ def family_table(data_dir: str) -> str:
                 # Each seed's point nearest 100k, then mean and standard error over the seeds.
                 at = pub.loc[(pub.env_step - 100_000).abs().groupby(pub.seed).idxmin()]
                 m, se_pub = at.avg_return.mean(), at.avg_return.std(ddof=1) / np.sqrt(len(at))
-                against_published = f"{m:.0f} ± {se_pub:.0f} | {versus(ours, m, se_pub)}"
+                against_published = (f"{m:.0f} ± {se_pub:.0f} ({len(at)}) | "
+                                     f"{versus(ours, m, se_pub)}")
             se_sac = sac.std(ddof=1) / np.sqrt(len(sac)) if len(sac) > 1 else np.nan
             against_sac = (f"{mean_sd(sac)} | {versus(ours, sac.mean(), se_sac)}" if len(sac)
                            else "none | | ")
