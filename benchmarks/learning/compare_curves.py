@@ -35,8 +35,8 @@ race's wall-clock, beside rl-baselines3-zoo's published TQC+HER results
 (``benchmarks/learning/reference/rl_zoo_her.csv``: one run each, -v1 tasks, the return's sd
 over its evaluation episodes). Writes ``benchmarks/learning/her_table.md``.
 
-``--suite humanoid`` compares our Humanoid-v5 runs (``HUMANOID``: SAC with alpha learned and
-with Spinning Up's fixed 0.2, CrossQ) at 100k and 300k steps (each seed's test return after
+``--suite humanoid`` compares our Humanoid-v5 runs (``HUMANOID``: SAC with alpha learned,
+with Spinning Up's fixed 0.2, and with the SAC paper's lr and batch; CrossQ) at 100k and 300k steps (each seed's test return after
 epoch 25 and 75) with the per-seed Humanoid-v4 results published with SimbaV2
 (``reference/simbav2_humanoid_and_simbav2.csv``, each seed's point nearest the budget), and
 gives each finished run's wall-clock (its ``Time`` at epoch 75: elapsed time, whatever else
@@ -84,7 +84,7 @@ SIMBAV2_NAMES = {m.name: m.evidence.published_as for m in MEMBERS.values()
 # The family table's rows: each member's runs at its defaults (``<name>-<env>/``), then runs
 # at another published setting (their folder prefix, label and published name).
 FAMILY_ROWS = [*((n, t, SIMBAV2_NAMES.get(n)) for n, t in FAMILY_NAMES.items()),
-               ("simbav2-utd1", "SimbaV2, 1 update per step", "SimbaV2 (UTD 1)")]
+               ("simbav2-w384", "SimbaV2, critics 384 wide", "SimbaV2 (UTD 2)")]
 
 
 def published_rows() -> pd.DataFrame:
@@ -94,6 +94,8 @@ def published_rows() -> pd.DataFrame:
 # against.
 HUMANOID = {"SAC, alpha learned": ("sac-alphaauto-300k-humanoid-v5", "SAC"),
             "SAC, Spinning Up's alpha 0.2": ("sac-humanoid-v5", "SAC"),
+            "SAC, alpha learned, the SAC paper's lr 3e-4 and batch 256":
+                ("sac-paper-300k-humanoid-v5", "SAC"),
             "CrossQ": ("crossq-300k-humanoid-v5", "CrossQ")}
 RL_ZOO_HER_CSV = osp.join(HERE, "reference", "rl_zoo_her.csv")
 # --suite her: each task's runs (a glob under data_dir, by library), their epochs, and the
