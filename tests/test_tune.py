@@ -3,6 +3,7 @@ Pendulum-v1 runs, on this machine and on a local Ray cluster, stopped and resume
 two drivers; and their refusals of bad input before anything starts."""
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -13,6 +14,7 @@ import pytest
 from helpers import HANG, assert_clean_error, cli, column, like_a_terminal
 
 from spinup_tf2.errors import SpinupError
+from spinup_tf2.family import MEMBERS
 from spinup_tf2.launch.tune import distribution_text, parse_distribution
 
 # A study small enough for the tests: 4 trials of two seeds each, 3 epochs of 200 steps,
@@ -198,3 +200,25 @@ def test_a_study_on_ray_stopped_then_resumed_here_gives_the_local_trials(local_s
         run = progress.parent.parent / f"st_t003_s{seed}"
         epochs = column(run, "Epoch")
         assert epochs == list(range(1, len(epochs) + 1))  # resumed, not run twice
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("member", list(MEMBERS))
+def test_a_family_members_study_tunes_its_own_function(member, tmp_path):
+    """``tune NAME`` for each member of the family: its trials are runs of its own function
+    (their config.json names its actor-critic), each trial complete with a value."""
+    small = {"crossq": ["--ac_kwargs:critic_hidden_sizes", "[32]"],
+             "simbav2": ["--ac_kwargs:critic_hidden_sizes", "[32]"],
+             "redq": ["--ac_kwargs:n_critics", "3"]}.get(member, [])
+    res = cli("tune", member, "--env", "Pendulum-v1", "--seed", "0", "--trials", "2",
+              "--epochs", "1", "--steps_per_epoch", "200", "--start_steps", "100",
+              "--update_after", "100", "--num_test_episodes", "1", "--max_ep_len", "200",
+              "--updates_per_step", "1", "--hid", "[16]", *small,
+              "--lr", "loguniform:1e-4:1e-3", "--data_dir", str(tmp_path), "--exp_name", "fm",
+              timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    trials = table(tmp_path / "fm")
+    assert [t["state"] for t in trials] == ["COMPLETE", "COMPLETE"], trials
+    assert len({t["lr"] for t in trials}) == 2 and all(float(t["value"]) < 0 for t in trials)
+    config = json.load(open(tmp_path / "fm" / "fm_t000" / "fm_t000_s0" / "config.json"))
+    assert config["actor_critic"].lower() == f"{member}actorcritic"
