@@ -59,12 +59,14 @@ def steps_to_score(env: str, data_dir: str, score: float) -> tuple[int | None, i
     return (int(steps[hit[0]]) if len(hit) else None), len(rows)
 
 
-# Longer runs of a member, which have directories of their own: CrossQ's on to 300k
-# (learning.py --suite crossq --epochs 75).
-LONGER = {"crossq": ("crossq-300k",)}
-FAMILY = ("sac", *(n for m in MEMBERS for n in (m, *LONGER.get(m, ()))))
+# Other runs of a member, which have directories of their own: CrossQ's on to 300k
+# (learning.py --suite crossq --epochs 75), SimbaV2's with critics 384 wide (--critic_width
+# 384); each timed at its member's speed.
+OTHER_RUNS = {"crossq": ("crossq-300k",), "simbav2": ("simbav2-w384",)}
+FAMILY = ("sac", *(n for m in MEMBERS for n in (m, *OTHER_RUNS.get(m, ()))))
 # SAC's runs are 350k, the family's 100k unless longer.
-RUN_EPOCHS = {"sac": 88, "crossq-300k": 75, **{m: 25 for m in MEMBERS}}
+RUN_EPOCHS = {"sac": 88, "crossq-300k": 75, **{n: 25 for n in FAMILY if n not in
+                                                 ("sac", "crossq-300k")}}
 
 
 def family_speeds(paths: list[str]) -> dict[str, list[float]]:
