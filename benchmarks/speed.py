@@ -55,6 +55,25 @@ UPDATE_EVERY = 50
 FAMILY = {m.name: m.evidence.settings for m in spinup_tf2.family.FAMILY}
 
 
+def family_settings(algo: str, critic_width: int | None = None) -> dict:
+    """``FAMILY``'s settings of ``algo``, its critics ``critic_width`` wide (each of its
+    ``critic_hidden_sizes``) where given; ValueError where its actor-critic has none."""
+    import importlib
+    import inspect
+
+    settings = dict(FAMILY[algo])
+    if critic_width is not None:
+        member = spinup_tf2.family.MEMBERS[algo]
+        ac = getattr(importlib.import_module(member.math), member.actor_critic)
+        widths = inspect.signature(ac).parameters.get("critic_hidden_sizes")
+        if widths is None:
+            raise ValueError(f"--critic_width {critic_width} sets the width of a family "
+                             f"member's critic_hidden_sizes; {algo}'s actor-critic has none")
+        settings["ac_kwargs"] = dict(settings.get("ac_kwargs", {}), critic_hidden_sizes=(
+            critic_width,) * len(widths.default))
+    return settings
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--env", default="HalfCheetah-v5")
@@ -73,12 +92,13 @@ def main():
                    help="TQC or REDQ: this many critics instead of FAMILY's (TQC's own default "
                         "is 5, REDQ's 10)")
     p.add_argument("--critic_width", type=int,
-                   help="CrossQ: critics this wide instead of FAMILY's 512 (the paper's 2048)")
+                   help="CrossQ or SimbaV2: critics this wide instead of FAMILY's (CrossQ's "
+                        "512; the paper's 2048)")
     p.add_argument("--json", action="store_true", help="print one JSON line only")
     a = p.parse_args()
-    if a.critic_width and a.algo != "crossq":
-        p.error(f"--critic_width {a.critic_width} sets CrossQ's critics: give it with "
-                "--algo crossq")
+    if a.critic_width and a.algo == "sac":
+        p.error(f"--critic_width {a.critic_width} sets a family member's critics: give it "
+                "with --algo crossq or simbav2")
     batch_size = a.batch_size or (128 if a.pixels else 100)
 
     gaps = {True: [], False: []}  # loop time after a step, with and without an update block
@@ -122,12 +142,17 @@ def main():
         ac = dict(actor_critic=RecurrentActorCritic)
     settings = dict(batch_size=batch_size, lr=1e-3, alpha=0.2)
     if a.algo != "sac":
-        settings = dict(FAMILY[a.algo], batch_size=a.batch_size or 256, alpha="auto")
+        try:
+            settings = dict(family_settings(a.algo, a.critic_width),
+                            batch_size=a.batch_size or 256)
+        except ValueError as e:
+            p.error(str(e))
         if a.n_critics:
             settings["ac_kwargs"] = dict(settings.get("ac_kwargs", {}), n_critics=a.n_critics)
-        if a.critic_width:
-            settings["ac_kwargs"] = dict(critic_hidden_sizes=(a.critic_width,) * 2)
-    updates_per_block = UPDATE_EVERY * settings.get("updates_per_step", 1)
+    # The member's own update ratio (SimbaV2's 2) unless FAMILY changes it.
+    own = dict(spinup_tf2.family.MEMBERS[a.algo].defaults if a.algo != "sac" else {},
+               **settings)
+    updates_per_block = UPDATE_EVERY * own.get("updates_per_step", 1)
     try:
         getattr(spinup_tf2, a.algo)(
             env_fn, **ac, seed=0, steps_per_epoch=a.total, epochs=1, start_steps=a.start,
@@ -142,7 +167,8 @@ def main():
     res = dict(impl="spinup_tf2", env=a.env, algo=a.algo, recurrent=a.recurrent,
                n_critics=settings.get("ac_kwargs", {}).get("n_critics"),
                critic_width=(settings["ac_kwargs"]["critic_hidden_sizes"][0]
-                             if a.algo == "crossq" else None),
+                             if "critic_hidden_sizes" in settings.get("ac_kwargs", {})
+                             else None),
                pixels=a.pixels, batch_size=settings["batch_size"],
                tensorflow=spinup_tf2.tf_version(),
                updates_per_s=updates_per_block / block,

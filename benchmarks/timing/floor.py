@@ -39,7 +39,6 @@ arrangement of the same ops could still gain.
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import sys
 import time
@@ -53,7 +52,7 @@ from spinup_tf2.algos.sac import core, fast_path, replay, variants  # noqa: E402
 from spinup_tf2.algos.sac import sac as sac_mod  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from speed import FAMILY  # noqa: E402  (benchmarks/: the settings the races use)
+from speed import FAMILY, family_settings  # noqa: E402  (benchmarks/: the races' settings)
 
 from spinup_tf2.family import MEMBERS  # noqa: E402
 
@@ -200,24 +199,9 @@ def optimizer_only(env, blocks: int) -> float:
     return per_update(lambda: run().numpy(), blocks)
 
 
-def variant_settings(algo: str, critic_width: int | None = None) -> dict:
-    """speed.py's ``FAMILY`` settings of ``algo``, its critics ``critic_width`` wide (each of
-    its ``critic_hidden_sizes``) where given."""
-    settings = dict(FAMILY[algo])
-    if critic_width is not None:
-        variant = variants.VARIANTS[algo]
-        widths = inspect.signature(variant.actor_critic).parameters.get("critic_hidden_sizes")
-        if widths is None:
-            sys.exit(f"floor.py: --critic_width {critic_width} sets the width of a family "
-                     f"member's critic_hidden_sizes; {algo}'s actor-critic has none.")
-        settings["ac_kwargs"] = dict(settings.get("ac_kwargs", {}), critic_hidden_sizes=(
-            critic_width,) * len(widths.default))
-    return settings
-
-
 def variant_parts(env, algo: str, batch: int, settings: dict) -> tuple:
     """``(variant, ac, ac_targ, block, inputs)`` of ``algo`` with ``settings``
-    (:func:`variant_settings`) and alpha learned: its real fused update block and the
+    (speed.py's ``family_settings``) and alpha learned: its real fused update block and the
     arrays of one block of ``N_BLOCK`` updates, drawn from a buffer of random transitions
     (seed 0)."""
     variant = variants.VARIANTS[algo]
@@ -284,7 +268,10 @@ def variant_floor(env, algo: str, blocks: int, critic_width: int | None = None) 
     """Print ``algo``'s real block against its products alone (µs per update, the policy's
     products weighted by its ``policy_delay``), its critics ``critic_width`` wide if given."""
     batch = 256
-    settings = variant_settings(algo, critic_width)
+    try:
+        settings = family_settings(algo, critic_width)
+    except ValueError as e:
+        sys.exit(f"floor.py: {e}.")
     variant, ac, ac_targ, block, inputs = variant_parts(env, algo, batch, settings)
     real = per_update(lambda: {k: v.numpy() for k, v in block(*inputs).items()}, blocks)
     k = variant.delay(dict(MEMBERS[algo].defaults, **settings).get("updates_per_step", 1))
