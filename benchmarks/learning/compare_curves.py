@@ -39,8 +39,8 @@ over its evaluation episodes). Writes ``benchmarks/learning/her_table.md``.
 with Spinning Up's fixed 0.2, and with the SAC paper's lr and batch; CrossQ) at 100k and
 300k steps (each seed's test return after epoch 25 and 75) with the per-seed Humanoid-v4
 results published with SimbaV2 (``reference/simbav2_humanoid_and_simbav2.csv``, each seed's
-point nearest the budget), and gives each finished run's wall-clock (its ``Time`` at epoch 75: elapsed time, whatever else
-shared the cores). Writes ``benchmarks/learning/humanoid_table.md``.
+point nearest the budget), and gives each finished run's wall-clock (its ``Time`` at epoch
+75: elapsed time, whatever else shared the cores). Writes ``benchmarks/learning/humanoid_table.md``.
 """
 
 from __future__ import annotations
