@@ -126,7 +126,7 @@ SAC_ARGS = (
     Arg("save_freq", "int", 1, low=1, free=True,
         help="Epochs between saves of the policy and the training checkpoint."),
     Arg("target_entropy", "object",
-        help="The entropy a learned alpha aims at (default -dim(A))."),
+        help="The entropy a learned alpha aims at (default -dim(A), or the variant's own)."),
     Arg("resume", "bool", False, free=True,
         help="Continue the run in output_dir from its last checkpoint."),
     Arg("normalize_obs", "bool", False,
