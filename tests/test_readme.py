@@ -30,3 +30,22 @@ def test_readme_snippet_imports_print_no_tensorflow_noise(tmp_path):
                              cwd=tmp_path, env=env, timeout=HANG)
         assert res.returncode == 0, (imports, res.stderr)
         assert res.stderr == "", (imports, res.stderr)
+
+
+def test_the_docs_are_built_by_one_command_everywhere():
+    """README's command that builds the documentation site is the one the installation page
+    gives (one instruction for one thing), and no page still gives another sphinx-build line."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = [ln for ln in f.read().splitlines() if "sphinx-build" in ln and "pip" in ln]
+    assert len(readme) == 1, readme
+    pages = []
+    for folder, _, files in os.walk(os.path.join(ROOT, "docs")):
+        if "_build" in folder:
+            continue
+        for name in files:
+            if name.endswith(".md"):
+                with open(os.path.join(folder, name)) as f:
+                    pages += [(name, ln) for ln in f.read().splitlines()
+                              if ln.startswith(("pip ", "sphinx-build", "command -v"))
+                              and "sphinx-build" in ln]
+    assert pages and all(ln == readme[0] for _, ln in pages), pages
