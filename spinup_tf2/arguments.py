@@ -175,6 +175,8 @@ LAUNCHER_ARGS = (
         help="--tensorboard: also write every logged value to TensorBoard (tb/)."),
     Arg("quiet", "bool", False, where="logger", since="0.3",
         help="--quiet: a short start: one line where config.json is, not all of it."),
+    Arg("track", "str", where="logger", since="0.3",
+        help="--track NAME: also send the run to mlflow, wandb or both (mlflow,wandb)."),
     Arg("num_cpu", "object", 1, where="run",
         help="--cpu N: MPI processes per run ('auto': one per core)."),
     Arg("data_dir", "str", where="run",
@@ -235,7 +237,8 @@ ADDED_ARGS = {a.name: a.default for a in SAC_ARGS if a.since != "0.1"}
 SWITCHES = {a.name: a.default for a in LAUNCHER_ARGS if a.where == "switch"}
 PIXEL_OPTIONS = {a.name: a.default for a in LAUNCHER_ARGS if a.where == "pixels"}
 PIXEL_BOUNDS = {a.name: (a.low, a.high) for a in LAUNCHER_ARGS if a.where == "pixels"}
-STRING_KEYS = frozenset(a.name for a in LAUNCHER_ARGS if a.kind == "str")
+STRING_KEYS = frozenset(a.name for a in LAUNCHER_ARGS if a.kind == "str") | {
+    "logger_kwargs:track"}
 RUN_KEYS = [a.name for a in LAUNCHER_ARGS if a.where == "run"]
 
 
@@ -307,7 +310,7 @@ def grouped_help(cmd: str, defaults: dict, docs: list[str], refused: tuple = ())
     launcher = [("The environment", ("env_name", "env_kwargs")),
                 ("Pixels", ("pixels", "action_repeat", "frame_stack", "image_size")),
                 ("Memory", ("recurrent",)),
-                ("Output", ("tensorboard", "quiet")),
+                ("Output", ("tensorboard", "quiet", "track")),
                 ("Launching", ("exp_name",) + tuple(a.name for a in LAUNCHER_ARGS
                                                      if a.where == "run"))]
     by_name = {a.name: a for a in LAUNCHER_ARGS}

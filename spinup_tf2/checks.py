@@ -34,7 +34,8 @@ def _is_num(x) -> bool:
 MOVED_FROM_LOGGER_KWARGS = ("overwrite", "video_freq")
 
 
-LOGGER_KWARGS = ("output_dir", "exp_name", "output_fname", "tensorboard", "outputs", "quiet")
+LOGGER_KWARGS = ("output_dir", "exp_name", "output_fname", "tensorboard", "outputs", "quiet",
+                 "track", "track_group")
 
 
 def run_settings(args: dict, note: bool = False,
@@ -164,6 +165,13 @@ def check_logger_kwargs(logger_kwargs: dict) -> None:
     for key in ("tensorboard", "quiet"):
         need(isinstance(logger_kwargs.get(key, False), (bool, np.bool_)),
              f"{key} must be True or False; got {logger_kwargs.get(key)!r}.")
+    group = logger_kwargs.get("track_group")
+    need(group is None or (isinstance(group, str) and group),
+         f"track_group must be a name (a non-empty string), or None; got {group!r}.")
+    if logger_kwargs.get("track"):
+        from spinup_tf2.utils.trackers import check_track
+
+        check_track(logger_kwargs["track"])  # its names, and its packages installed
     outputs = logger_kwargs.get("outputs") or []
     need(isinstance(outputs, (list, tuple))
          and all(callable(getattr(o, "write", None)) for o in outputs),

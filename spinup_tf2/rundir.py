@@ -46,15 +46,17 @@ TENSORBOARD = "tb"
 VIDEOS = "videos"
 STDOUT = "stdout.txt"
 ENV_STATE = "env_state.json"  # the training env's wrapper statistics (NormalizeObservation)
+TRACKER_IDS = "trackers.json"  # each experiment tracker's run id (--track), for --resume
+WANDB = "wandb"  # W&B's own run folders (--track wandb)
 
 TMP = ".tmp"  # the one temporary-name mark, before the suffix (see tmp_name)
 OLD = ".old"  # a replaced folder's previous version, until the new one is in place
 
 # Exactly what a run writes (and overwrite=True removes): these names, with or without a
 # number (tf2_save3, vars3.pkl), as temporary or old versions too; nothing else.
-_RUN_FILE = re.compile(r"^(progress(\.tmp)?\.txt|(config|env_state)(\.tmp)?\.json"
+_RUN_FILE = re.compile(r"^(progress(\.tmp)?\.txt|(config|env_state|trackers)(\.tmp)?\.json"
                        r"|vars\d*(\.tmp)?\.pkl"
-                       r"|(tf2_save\d*|train_state|tb|videos)(\.tmp|\.old)?)$")
+                       r"|(tf2_save\d*|train_state|tb|videos|wandb)(\.tmp|\.old)?)$")
 
 
 # ---- Writing -------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ from spinup_tf2.family import MEMBERS
 # Command line shorthands for convenience.
 SUBSTITUTIONS = {"env": "env_name", "hid": "ac_kwargs:hidden_sizes",
                  "act": "ac_kwargs:activation", "cpu": "num_cpu", "dt": "datestamp",
-                 "tensorboard": "logger_kwargs:tensorboard", "quiet": "logger_kwargs:quiet"}
+                 "tensorboard": "logger_kwargs:tensorboard", "quiet": "logger_kwargs:quiet",
+                 "track": "logger_kwargs:track"}
 
 # Run-level flags whose ExperimentGrid.run argument has another name.
 RUN_ARG_NAMES = {"ray_address": "address", "ray_worker_dir": "worker_dir"}

@@ -259,6 +259,10 @@ class ExperimentGrid:
         for var in variants:
             exp_name = self.variant_name(var)
             fn = var.pop(thunk) if isinstance(thunk, str) else thunk
+            tracked = var.get("logger_kwargs") or {}
+            if tracked.get("track") and not tracked.get("track_group") and self._name:
+                # The grid's runs are one group in the trackers (one MLflow experiment).
+                var["logger_kwargs"] = dict(tracked, track_group=self._name)
             resuming = bool(var.get("resume"))  # then its log goes on after the first part's
             if backend == "ray":
                 cmd, worker_out = experiment_command(exp_name, fn, num_cpu=num_cpu,

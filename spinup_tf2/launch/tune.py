@@ -173,6 +173,11 @@ class Study:
         return [_nest({"env_name": env, "seed": self.seeds[0], **self.fixed, **end})
                 for env in self.envs for end in ends]
 
+    def track_group(self, kwargs: dict) -> dict:
+        """The trackers' group of every trial's runs: the study's name (``--track``)."""
+        return {"track_group": self.name} if (kwargs.get("logger_kwargs") or {}).get(
+            "track") else {}
+
     def trial_spec(self, number: int, params: dict, history: list, objective: Objective,
                    direction: str, pruner: str, pruner_kwargs: dict) -> TrialSpec:
         """The runs of trial ``number`` with ``params``: fresh, resumed from their
@@ -200,7 +205,8 @@ class Study:
                     env_name=env, **{**kwargs, **extra,
                                      "logger_kwargs": {**kwargs.get("logger_kwargs", {}),
                                                        "output_dir": out,
-                                                       "exp_name": exp_name}})
+                                                       "exp_name": exp_name,
+                                                       **self.track_group(kwargs)}})
                 with open(cmd[-1], "rb") as f:
                     payload = f.read()
                 os.remove(cmd[-1])

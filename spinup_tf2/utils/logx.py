@@ -34,7 +34,7 @@ class Logger:
     def __init__(self, output_dir: str | None = None, output_fname: str | None = rundir.PROGRESS,
                  exp_name: str | None = None, tensorboard: bool = False,
                  append_after: int | None = None, outputs: list | None = None,
-                 quiet: bool = False):
+                 quiet: bool = False, track=None, track_group: str | None = None):
         """Open the output directory and progress.txt.
 
         Args:
@@ -64,6 +64,14 @@ class Logger:
 
             quiet (bool): Print one line saying where config.json is instead of
                 the whole configuration (``--quiet``); the file is the same.
+
+            track: Experiment trackers to send the run to: ``'mlflow'``, ``'wandb'``,
+                or ``'mlflow,wandb'`` (``--track``; see
+                :mod:`spinup_tf2.utils.trackers`).
+
+            track_group (string): The trackers' group for the run (an MLflow
+                experiment, a W&B group); default ``exp_name``. A grid or a study
+                sets its own name.
         """
         self.quiet = quiet
         self.output_dir = None
@@ -97,6 +105,10 @@ class Logger:
             if tensorboard:
                 self.outputs.append(TensorBoardOutput(self.output_dir))
         self.outputs += list(outputs or [])
+        if track and self.output_dir:
+            from spinup_tf2.utils.trackers import make_trackers
+
+            self.outputs += make_trackers(track, self.output_dir, track_group or exp_name)
 
     def log(self, msg: str, color: str = "green") -> None:
         """Print a colorized message to stdout (rank 0 only)."""
@@ -147,6 +159,9 @@ class Logger:
                 print(output)
             if self.output_dir is not None:
                 rundir.write_text(osp.join(self.output_dir, rundir.CONFIG), output)
+            for out in self.outputs:  # the trackers open their runs with it
+                if hasattr(out, "start"):
+                    out.start(config_json)
 
     def save_state(self, state_dict: dict, itr: int | None = None) -> None:
         """Pickle ``state_dict`` (usually ``{'env': env}``) to vars.pkl and
@@ -216,6 +231,13 @@ class Logger:
         self.log_current_row.clear()
         self.first_row = False
 
+    def finish(self) -> None:
+        """The run ended as it should: each output says so (a tracker sends the saved
+        policy and closes its run as finished)."""
+        for output in self.outputs:
+            if hasattr(output, "finish"):
+                output.finish(True)
+
     def close(self) -> None:
         """Close every output (also done at exit)."""
         for output in self.outputs:
@@ -230,6 +252,12 @@ class Output:
     def write(self, row: dict, index: int) -> None:
         """Write one row."""
         raise NotImplementedError
+
+    def start(self, config: dict) -> None:
+        """The run's configuration, as config.json holds it (before the first row)."""
+
+    def finish(self, ok: bool) -> None:
+        """The run ended (``ok``: as it should, not by an error)."""
 
     def close(self) -> None:
         """Release what the output holds open."""

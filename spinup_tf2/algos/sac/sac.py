@@ -546,6 +546,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
                 videos.after_epoch(logger.output_dir, epoch, epoch == epochs, get_action.fork(),
                                    env.env)
     collector.close()
+    logger.finish()  # a tracker sends the policy and closes its run
     rundir.release(logger.output_dir)  # another writer may come now
     return ac
 
