@@ -124,6 +124,13 @@ def test_a_study_prunes_and_its_trials_are_runs(local_study, tmp_path):
     assert pruned, rows  # the pruner stopped at least one trial
     for r in pruned:
         assert int(r["epochs"]) < 3 and f"trial {r['number']} PRUNED at epoch" in out
+    for r in rows:  # a line per epoch of each trial as it ran, before its outcome
+        lines = out.splitlines()
+        said = [n for n, ln in enumerate(lines)
+                if ln.startswith(f"trial {r['number']}: epoch ")]
+        assert len(said) == int(r["epochs"]), (r, out[-3000:])
+        assert max(said) < next(n for n, ln in enumerate(lines)
+                                if ln.startswith(f"trial {r['number']} {r['state']}"))
     for r in rows:
         runs = [study_dir / run for run in r["runs"].split()]
         assert [run.name[-3:] for run in runs] == ["_s0", "s10"]

@@ -680,16 +680,31 @@ def _run_round_local(specs: list) -> list[dict]:
     from spinup_tf2.launch.trial import TrialRun
 
     runs = [TrialRun(spec) for spec in specs]
+    said = [0] * len(runs)
     try:
         for run in runs:
             run.start()
         while not all([run.poll() for run in runs]):
+            _say_epochs(runs, said)
             time.sleep(0.5)
+        _say_epochs(runs, said)
     except KeyboardInterrupt:
         for run in runs:
             run.stop()
         raise
     return [run.result() for run in runs]
+
+
+def _say_epochs(runs: list, said: list[int]) -> None:
+    """A line for each epoch that all of a trial's runs have newly reached, with the
+    objective so far (what the pruner sees), so a study is not silent while a trial runs;
+    the runs' own epoch tables are in their stdout.txt."""
+    for i, run in enumerate(runs):
+        epochs = sorted(run.values)
+        for epoch in epochs[said[i]:]:
+            print(f"trial {run.spec.number}: epoch {epoch}, {run.spec.objective.column} "
+                  f"objective {run.values[epoch]:.6g}", flush=True)
+        said[i] = len(epochs)
 
 
 def _run_round_ray(ray, specs: list, cpus: int) -> list[dict]:
