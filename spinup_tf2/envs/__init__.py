@@ -39,6 +39,7 @@ from spinup_tf2.envs.episodes import (  # noqa: F401
     set_env_rng_state,
     set_rng_state,
     store_episode,
+    success_key,
 )
 from spinup_tf2.envs.pixels import (  # noqa: F401
     PIXEL_WRAPPER,

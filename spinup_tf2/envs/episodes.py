@@ -43,11 +43,27 @@ def set_env_rng_state(env, state: dict) -> None:
         set_rng_state(env.unwrapped.np_random, state)
 
 
+# The keys under which environments report an episode's success in their step's info:
+# gymnasium-robotics' and SB3's, then PointMaze's and Meta-World's.
+SUCCESS_KEYS = ("is_success", "success")
+
+
+def success_key(info) -> str | None:
+    """The key of ``info`` (a step's info dict) that reports success (the first of
+    :data:`SUCCESS_KEYS` it holds), or None where it reports none."""
+    if isinstance(info, dict):
+        for key in SUCCESS_KEYS:
+            if key in info:
+                return key
+    return None
+
+
 def store_episode(logger, ep_ret: float, ep_len: int, is_success=None, prefix: str = "") -> None:
     """Store a finished episode's return and length in ``logger`` (an
     :class:`~spinup_tf2.utils.logx.EpochLogger`) as ``EpRet`` and ``EpLen``, and
-    ``is_success`` (the ``info['is_success']`` of its last step, for environments that
-    report it; None for others) as ``SuccessRate``; each key after ``prefix``
+    ``is_success`` (its last step's success, ``info['is_success']`` or ``info['success']``
+    (:func:`success_key`), for environments that report it; None for others) as
+    ``SuccessRate``; each key after ``prefix``
     (``'Test'`` for test episodes)."""
     logger.store(**{prefix + "EpRet": ep_ret, prefix + "EpLen": ep_len})
     if is_success is not None:

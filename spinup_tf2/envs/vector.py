@@ -15,7 +15,7 @@ import numpy as np
 
 from spinup_tf2.envs.action_scale import ActionScale
 from spinup_tf2.envs.dict_obs import DictLayout
-from spinup_tf2.envs.episodes import rng_state, set_rng_state, store_episode
+from spinup_tf2.envs.episodes import rng_state, set_rng_state, store_episode, success_key
 from spinup_tf2.envs.recording import check_stats
 
 
@@ -102,9 +102,10 @@ class VectorEpisodes:
             if normalizer is not None:
                 normalizer.observe(o2_stored[i])
         final_info = info.get("final_info", {})
-        for i in np.flatnonzero(ended):  # goal tasks report is_success: SuccessRate
+        key = success_key(final_info)
+        for i in np.flatnonzero(ended):  # goal tasks report success: SuccessRate
             store_episode(logger, float(self.ep_ret[i]), int(self.ep_len[i]),
-                          final_info["is_success"][i] if "is_success" in final_info else None)
+                          final_info[key][i] if key else None)
         self.ep_ret[ended], self.ep_len[ended] = 0.0, 0
         return o2
 

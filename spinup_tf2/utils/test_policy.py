@@ -13,7 +13,7 @@ import contextlib
 import sys
 import time
 
-from spinup_tf2.envs import has_display, render_frame
+from spinup_tf2.envs import has_display, render_frame, success_key
 from spinup_tf2.errors import SpinupError, cli_main
 from spinup_tf2.policy.load import (  # noqa: F401  (Spinning Up's import path)
     load_policy_and_env,
@@ -28,7 +28,8 @@ from spinup_tf2.utils.logx import EpochLogger
 def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int = 100,
                render: bool = True, video: str | None = None) -> None:
     """Run ``num_episodes`` episodes, printing each one's return and length (and, for an
-    environment that reports ``info['is_success']``, whether it succeeded), then a table
+    environment that reports ``info['is_success']`` or ``info['success']``, whether it
+    succeeded), then a table
     of their statistics (with the success rate). ``max_ep_len`` (0 or None: no cap besides the
     environment's own time limit) cuts episodes short. ``video`` (a path ending
     in .mp4 or .gif) records every episode into one file, from an env made with
@@ -73,10 +74,11 @@ def run_policy(env, get_action, max_ep_len: int | None = None, num_episodes: int
                     recorder.add(render_frame(env))  # the episode's last state
                 logger.store(EpRet=ep_ret, EpLen=ep_len)
                 line = f"Episode {int(n)} \t EpRet {float(ep_ret):.3f} \t EpLen {int(ep_len)}"
-                if isinstance(info, dict) and "is_success" in info:  # goal tasks
+                key = success_key(info)
+                if key:  # goal tasks
                     success = True
-                    logger.store(SuccessRate=float(info["is_success"]))
-                    line += f" \t Success {int(bool(info['is_success']))}"
+                    logger.store(SuccessRate=float(info[key]))
+                    line += f" \t Success {int(bool(info[key]))}"
                 print(line)
                 o, _ = env.reset()
                 reset_memory()

@@ -433,7 +433,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     discrete, obs_dim, act_dim, n_noise = check_spaces(obs_space, act_space, normalize_obs)
     variant, actor_critic = pick_variant(actor_critic, ac_kwargs, obs_space, discrete)
     # What fails only when stepped, before anything is written; does it report success?
-    success = "is_success" in envs.check_first_step(test_env)
+    success = envs.success_key(envs.check_first_step(test_env))  # 'is_success', or None
     her_kwargs = check_replay(variant, layout, env, config, obs_dim, act_dim)
     config["actor_critic"] = actor_critic
     unrecorded = record_env(config, env)
@@ -506,7 +506,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
             if terminated or truncated or ep_len == max_ep_len:
                 replay_buffer.end_episode()  # n-step windows still open are written
                 envs.store_episode(logger, ep_ret, ep_len,
-                                   info.get("is_success", 0.0) if success else None)
+                                   info.get(success, 0.0) if success else None)
                 o, ep_ret, ep_len = env.reset()[0], 0.0, 0
                 get_action.reset()
 
@@ -538,7 +538,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
                 # Log info about epoch
                 progress.close()
                 log_epoch(logger, epoch, (t + num_envs) * n_procs, time.time() - start_time,
-                          update.logged_keys, success, runaway)
+                          update.logged_keys, bool(success), runaway)
 
                 # The checkpoint comes after the row: resuming never repeats or skips one.
                 if saving:
@@ -582,10 +582,11 @@ def record_env(config: dict, env) -> str | None:
 
 
 def test_agent(test_env, get_action: Callable, n_episodes: int, max_ep_len: int,
-               logger: EpochLogger, success: bool = False) -> None:
+               logger: EpochLogger, success: str | None = None) -> None:
     """Run ``n_episodes`` episodes of the deterministic policy (``get_action(o, True)``) on
     ``test_env``, storing their returns and lengths as TestEpRet and TestEpLen (and with
-    ``success``, ``info['is_success']`` at their last step as TestSuccessRate)."""
+    ``success``, the info key that reports it, its value at their last step as
+    TestSuccessRate)."""
     for _ in range(n_episodes):
         o, d, ep_ret, ep_len = test_env.reset()[0], False, 0.0, 0
         get_action.reset()
@@ -595,7 +596,7 @@ def test_agent(test_env, get_action: Callable, n_episodes: int, max_ep_len: int,
             ep_ret += r
             ep_len += 1
         envs.store_episode(logger, ep_ret, ep_len,
-                           info.get("is_success", 0.0) if success else None, prefix="Test")
+                           info.get(success, 0.0) if success else None, prefix="Test")
 
 
 def log_param_counts(logger: EpochLogger, ac) -> None:
