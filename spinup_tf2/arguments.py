@@ -159,6 +159,10 @@ LAUNCHER_ARGS = (
              "imports the package that registers it)."),
     Arg("env_kwargs", "dict", where="launcher", since="0.2",
         help="--env_kwargs:key VALUE: gymnasium.make's keyword arguments."),
+    Arg("env_wrappers", "str", where="launcher", since="0.3",
+        help="--env_wrappers CHAIN: gymnasium wrappers around it, innermost first, e.g. "
+             "\"FilterObservation(filter_keys=['image']), FlattenObservation\" (replayed "
+             "by test_policy and export)."),
     Arg("exp_name", "str", where="launcher",
         help="--exp_name NAME: the experiment's name, the folder under the data directory."),
     Arg("recurrent", "bool", False, where="switch", since="0.2",
@@ -307,7 +311,7 @@ def grouped_help(cmd: str, defaults: dict, docs: list[str], refused: tuple = ())
         out += ["", title + ":"]
         out += [row(n, defaults.get(n), lines.get(n, "")) for n in names if n in defaults
                 and n != "env_fn"]
-    launcher = [("The environment", ("env_name", "env_kwargs")),
+    launcher = [("The environment", ("env_name", "env_kwargs", "env_wrappers")),
                 ("Pixels", ("pixels", "action_repeat", "frame_stack", "image_size")),
                 ("Memory", ("recurrent",)),
                 ("Output", ("tensorboard", "quiet", "track")),

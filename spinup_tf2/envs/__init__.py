@@ -31,6 +31,7 @@ from spinup_tf2.envs.dict_obs import (  # noqa: F401
     dict_layout,
     image_layout,
     observation_layout,
+    readable_chain,
 )
 from spinup_tf2.envs.episodes import (  # noqa: F401
     ReplayableEpisodes,
@@ -97,7 +98,9 @@ from spinup_tf2.envs.tasks import (  # noqa: F401
 from spinup_tf2.envs.trust import (  # noqa: F401
     NOT_REPLAYED,
     REPLAYED_WRAPPERS,
+    apply_wrappers,
     check_trusted,
+    parse_wrappers,
     replayed,
 )
 from spinup_tf2.envs.vector import VectorEpisodes  # noqa: F401

@@ -84,29 +84,66 @@ class DictLayout:
 def dict_layout(space) -> DictLayout | None:
     """The :class:`DictLayout` of a Dict observation space, None for any other space; a
     Dict SAC cannot read (empty, nested, a Tuple or a non-Box entry, an image beside the
-    vectors) is a :class:`SpinupError` that says which entry and what to do."""
+    vectors, of any dtype) is a :class:`SpinupError` that names every such entry and what
+    to do."""
     if not isinstance(space, spaces.Dict):
         return None
     if not space.spaces:
         raise SpinupError("sac() got an empty Dict observation space; the environment must "
                           "observe something. Nothing was written.")
-    for key, entry in space.spaces.items():
-        what = None
-        if isinstance(entry, (spaces.Dict, spaces.Tuple)):
-            what = f"is itself a {type(entry).__name__} ({entry})"
-        elif not isinstance(entry, spaces.Box):
-            what = f"is {entry}, not a Box of numbers"
-        elif entry.dtype == np.uint8 and len(entry.shape) >= 2:
-            what = f"is an image ({entry})"
-        if what is not None:
-            raise SpinupError(
-                f"sac() reads Dict observations whose entries are Box vectors (concatenated in "
-                f"the space's key order), but the entry {key!r} {what}. Nothing was written. "
-                f"Flatten the whole observation with gymnasium.wrappers.FlattenObservation "
-                f"(nested spaces and Discrete entries become one vector, one-hot), or keep "
-                f"only the vector entries with gymnasium.wrappers.FilterObservation; images "
-                f"are read on their own (--pixels), not beside vectors.")
+    bad = [f"{key!r} {what}" for key, entry in space.spaces.items()
+           if (what := _unreadable(entry)) is not None]
+    if bad:
+        raise SpinupError(
+            f"sac() reads Dict observations whose entries are Box vectors (concatenated in "
+            f"the space's key order), but of this one's entries {'; '.join(bad)}. Nothing "
+            f"was written. Flatten the whole observation with "
+            f"gymnasium.wrappers.FlattenObservation (nested spaces and Discrete entries "
+            f"become one vector, one-hot; an image becomes its numbers, which suits a small "
+            f"symbolic grid such as MiniGrid's 7x7x3, not a camera's frames), after "
+            f"gymnasium.wrappers.FilterObservation keeps the entries it can flatten (not "
+            f"text); images are read on their own (--pixels), not beside vectors.")
     return DictLayout(space)
+
+
+def _unreadable(entry) -> str | None:
+    """Why a Dict entry is not a vector :class:`DictLayout` concatenates, in words; None if
+    it is one."""
+    if isinstance(entry, (spaces.Dict, spaces.Tuple)):
+        return f"is itself a {type(entry).__name__} ({entry})"
+    if not isinstance(entry, spaces.Box):
+        return f"is {entry}, not a Box of numbers"
+    shape = entry.shape
+    if (entry.dtype == np.uint8 and len(shape) >= 2) or len(shape) >= 3 or (
+            len(shape) == 2 and min(shape) > 16):
+        return f"is an image ({entry})"
+    return None
+
+
+def readable_chain(space) -> str | None:
+    """The ``--env_wrappers`` chain (:func:`~spinup_tf2.envs.trust.parse_wrappers`) that
+    makes ``space`` one vector: ``'FlattenObservation'`` for a Box of several axes that is
+    not an image, or a Dict whose every entry gymnasium can flatten; with
+    ``FilterObservation`` first where some cannot be (text, graphs, sequences); None
+    where no chain does (nothing flattenable)."""
+    def flattenable(s) -> bool:
+        if isinstance(s, spaces.Dict):
+            return bool(s.spaces) and all(map(flattenable, s.spaces.values()))
+        if isinstance(s, spaces.Tuple):
+            return bool(s.spaces) and all(map(flattenable, s.spaces))
+        return isinstance(s, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete,
+                              spaces.MultiBinary))
+
+    if isinstance(space, spaces.Box):
+        return "FlattenObservation" if len(space.shape) >= 2 else None
+    if not isinstance(space, spaces.Dict):
+        return None
+    keys = [k for k, s in space.spaces.items() if flattenable(s)]
+    if not keys:
+        return None
+    if len(keys) == len(space.spaces):
+        return "FlattenObservation"
+    return f"FilterObservation(filter_keys={keys!r}), FlattenObservation"
 
 
 class ImageLayout:

@@ -121,3 +121,43 @@ def import_registering_package(env_id: str, entry_point: str, run_dir: str | Non
                           f"({first}). Nothing was run.") from None
     finally:
         sys.path[:] = saved
+
+
+# gymnasium-robotics' MuJoCo helpers assert joint types that MuJoCo changed in this release:
+# its Fetch tasks stop at that assertion when made with it or a later one.
+ROBOTICS_MUJOCO_LIMIT = (3, 12)
+
+
+def known_failure(err: BaseException, env_name: str) -> str | None:
+    """What a third-party package's known failure while making ``env_name`` means and how
+    to avoid it, as one paragraph; None for any other failure. Known: gymnasium-robotics'
+    tasks made with a MuJoCo at or past :data:`ROBOTICS_MUJOCO_LIMIT` (a bare
+    ``AssertionError`` in its ``mujoco_utils``, 40 lines of traceback)."""
+    import traceback
+
+    frames = traceback.extract_tb(err.__traceback__)
+    if not (isinstance(err, AssertionError) and frames
+            and f"{os.sep}gymnasium_robotics{os.sep}" in frames[-1].filename):
+        return None
+    try:
+        import mujoco
+
+        version = mujoco.__version__
+        major_minor = tuple(int(p) for p in version.split(".")[:2])
+    except (ImportError, ValueError, AttributeError):
+        return None
+    if major_minor < ROBOTICS_MUJOCO_LIMIT:
+        return None
+    try:
+        robotics = f"gymnasium-robotics {importlib.metadata.version('gymnasium-robotics')}"
+    except importlib.metadata.PackageNotFoundError:
+        robotics = "gymnasium-robotics"
+    limit = ".".join(map(str, ROBOTICS_MUJOCO_LIMIT))
+    return (f"{env_name} could not be made: {robotics} stops at an assertion in its MuJoCo "
+            f"helpers ({frames[-1].name}, {osp.basename(frames[-1].filename)} line "
+            f"{frames[-1].lineno}) with the installed MuJoCo {version}; its tasks need MuJoCo "
+            f"below {limit}. Install the robotics extra, which pins it, in a virtual "
+            f"environment of its own (python3 -m venv .venv-robotics && . "
+            f".venv-robotics/bin/activate && pip install -e \".[robotics]\"; the dmc extra "
+            f"needs a newer MuJoCo, so the two cannot share one: docs/user/goals.md, 'Tasks "
+            f"from other packages'). Nothing was written.")

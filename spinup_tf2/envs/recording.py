@@ -24,11 +24,12 @@ from gymnasium.error import DependencyNotInstalled
 from spinup_tf2 import rundir
 from spinup_tf2.envs.action_scale import action_scale
 from spinup_tf2.envs.dict_obs import observation_layout
+from spinup_tf2.envs.packages import known_failure
 from spinup_tf2.envs.pixels import pixel_options
 from spinup_tf2.envs.platform import quiet_mujoco
 from spinup_tf2.envs.spaces import check_same_spaces
 from spinup_tf2.envs.tasks import ensure_registered
-from spinup_tf2.envs.trust import replayed
+from spinup_tf2.envs.trust import apply_wrappers, parse_wrappers, replayed
 from spinup_tf2.errors import SpinupError, error_line
 
 # Wrappers whose statistics change what the policy sees (or the returns), by attribute.
@@ -77,13 +78,16 @@ def describe(ref: str) -> str:
     return f"{spec.get('id')}" + (f" with {', '.join(wrappers)}" if wrappers else "")
 
 
-def make_named(env_name: str, **env_kwargs):
+def make_named(env_name: str, *, env_wrappers: str | None = None, **env_kwargs):
     """``gymnasium.make(env_name, **env_kwargs)``, after the registrations made on demand
-    (:func:`~spinup_tf2.envs.tasks.ensure_registered`): what ``--env NAME`` (with
-    ``--env_kwargs``) makes."""
+    (:func:`~spinup_tf2.envs.tasks.ensure_registered`), inside the wrappers
+    ``env_wrappers`` names (:func:`~spinup_tf2.envs.trust.parse_wrappers`): what ``--env
+    NAME`` (with ``--env_kwargs`` and ``--env_wrappers``) makes. The wrappers are part of
+    the environment's spec, so a replay rebuilds them."""
+    chain = parse_wrappers(env_wrappers) if env_wrappers else []
     ensure_registered(env_name)
     quiet_mujoco()
-    return gym.make(env_name, **env_kwargs)
+    return apply_wrappers(gym.make(env_name, **env_kwargs), chain)
 
 
 def make(ref: str, render_mode: str | None = None):
@@ -378,6 +382,12 @@ def _is_number(x) -> bool:
     return True
 
 
+def _name_of(env_fn) -> str:
+    """The environment id an ``env_fn`` of the launcher's makes, or ``'The environment'``."""
+    args = getattr(env_fn, "args", ())
+    return args[0] if args and isinstance(args[0], str) else "The environment"
+
+
 def make_env(env_fn):
     """``env_fn()``, checked to be an environment; one whose optional dependency (Box2D,
     MuJoCo, ...) is missing is a :class:`SpinupError` saying what to install."""
@@ -388,6 +398,11 @@ def make_env(env_fn):
         raise SpinupError(f"The environment could not be made: a package it needs is not "
                           f"installed ({err}). Nothing was written; install it and run "
                           f"again.") from None
+    except AssertionError as err:  # a package's known failure gets its paragraph
+        known = known_failure(err, _name_of(env_fn))
+        if known is None:
+            raise
+        raise SpinupError(known) from None
     from gymnasium.vector import VectorEnv
 
     if isinstance(env, VectorEnv):

@@ -18,6 +18,7 @@ is checked before anything is made (:func:`check_trusted`):
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -300,3 +301,72 @@ def _untrusted_wrapper(wrapper) -> str | None:
             return (f"the wrapper {name!r} with {key}={repr(value)[:80]}, where a replay "
                     f"takes {_kind(check)}")
     return None
+
+
+def parse_wrappers(text: str, flag: str = "--env_wrappers") -> list[tuple[str, dict]]:
+    """The chain of gymnasium wrappers ``text`` names, innermost first, as ``(name,
+    kwargs)`` pairs: ``"FilterObservation(filter_keys=['image', 'direction']),
+    FlattenObservation"``. Each must be one a replay rebuilds (:data:`REPLAYED_WRAPPERS`),
+    with keyword arguments of the kinds a replay takes, so the run it starts replays
+    through the same chain (test_policy, export, videos). Anything else, code included,
+    is a :class:`SpinupError` naming ``flag``, the bad part and what is accepted."""
+    import ast
+
+    def refuse(why: str):
+        names = ", ".join(sorted(_GYMNASIUM_WRAPPERS))
+        raise SpinupError(
+            f"{flag} {text!r}: {why}. Give a comma-separated chain of gymnasium's wrappers, "
+            f"innermost first, each a name or a call with keyword arguments of plain values, "
+            f"e.g. {flag} \"FilterObservation(filter_keys=['image']), FlattenObservation\". "
+            f"Those a run can be replayed through (test_policy, export) are {names}. "
+            f"Nothing was launched.")
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body if isinstance(text, str) else None
+    except SyntaxError:
+        tree = None
+    if tree is None:
+        refuse("that is not a chain of wrappers")
+    chain = []
+    for node in tree.elts if isinstance(tree, ast.Tuple) else [tree]:
+        call = node if isinstance(node, ast.Call) else None
+        func = call.func if call else node
+        if not isinstance(func, ast.Name):
+            refuse(f"{ast.unparse(node)!r} is not a wrapper's name or a call of one")
+        name = func.id
+        if name not in _GYMNASIUM_WRAPPERS:
+            close = [n for n in _GYMNASIUM_WRAPPERS if n.lower().startswith(name.lower()[:4])
+                     ] or difflib.get_close_matches(name, list(_GYMNASIUM_WRAPPERS), n=1)
+            refuse(f"{name} is not one of the wrappers a replay rebuilds"
+                   + (f" (did you mean {' or '.join(close[:3])}?)" if close else ""))
+        if call and (call.args or any(kw.arg is None for kw in call.keywords)):
+            allowed = ", ".join(_GYMNASIUM_WRAPPERS[name]) or "none"
+            refuse(f"{name} takes its arguments by keyword ({allowed})")
+        kwargs = {}
+        for kw in call.keywords if call else ():
+            try:
+                kwargs[kw.arg] = _as_json(ast.literal_eval(kw.value))
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                refuse(f"{name}'s {kw.arg}={ast.unparse(kw.value)} is not a plain value "
+                       f"(a number, a flag, a name in quotes, or a list of those)")
+        bad = _untrusted_wrapper({"name": name, "entry_point": _entry(name), "kwargs": kwargs})
+        if bad:
+            refuse(bad)
+        chain.append((name, kwargs))
+    return chain
+
+
+def _as_json(value):
+    """A literal as JSON holds it (tuples as lists), as a replay reads it back."""
+    if isinstance(value, (list, tuple)):
+        return [_as_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _as_json(v) for k, v in value.items()}
+    return value
+
+
+def apply_wrappers(env, chain: list[tuple[str, dict]]):
+    """``env`` inside the chain :func:`parse_wrappers` returns, innermost first."""
+    for name, kwargs in chain:
+        env = getattr(gym.wrappers, name)(env, **kwargs)
+    return env

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import importlib
 import importlib.util
 from collections.abc import Callable
@@ -388,7 +389,7 @@ def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict
     """Refuse, before anything is launched, a flag the algorithm has no argument
     for, or a value its argument check refuses, in any variant of the grid."""
     defaults = dict(algo.defaults(), **SWITCHES, **PIXEL_OPTIONS)
-    known = (set(defaults) - {"env_fn"}) | {"env_name", "env_kwargs"}
+    known = (set(defaults) - {"env_fn"}) | {"env_name", "env_kwargs", "env_wrappers"}
     for variant in variants:
         unknown = [k for k in variant if k not in known]
         if unknown:
@@ -433,35 +434,84 @@ def check_pixel_options(variant: dict) -> None:
 
 
 def check_env_kwargs(variants: list[dict]) -> None:
-    """Refuse ``env_kwargs`` (``gym.make``'s keyword arguments: ``--env_kwargs:key value`` or
-    ``--env_kwargs "dict(key=value)"``) that are not a dict, or that the environment does not
-    take: each distinct set is tried once by making the environment and stepping it once
-    (:func:`~spinup_tf2.envs.recording.check_first_step`: a value the constructor takes may
-    still fail at the first step)."""
-    from spinup_tf2.envs import check_first_step, make_named
+    """Refuse, before TensorFlow starts, an environment the grid cannot train on: each
+    distinct ``--env`` with its ``env_kwargs`` (``gym.make``'s keyword arguments:
+    ``--env_kwargs:key value`` or ``--env_kwargs "dict(key=value)"``) and ``env_wrappers``
+    (:func:`~spinup_tf2.envs.trust.parse_wrappers`) is made once: arguments it does not
+    take, spaces SAC cannot read (:func:`check_observations`), and, with ``env_kwargs``,
+    a first step that fails (:func:`~spinup_tf2.envs.recording.check_first_step`: a value
+    the constructor takes may still fail there) are one paragraph each."""
+    from spinup_tf2.envs import check_first_step, make_env, make_named, parse_wrappers
 
     tried = set()
     for variant in variants:
         env_name, env_kwargs = variant.get("env_name"), variant.get("env_kwargs")
-        if env_kwargs is None:
-            continue
-        if not isinstance(env_kwargs, dict):
+        wrappers = variant.get("env_wrappers")
+        if env_kwargs is not None and not isinstance(env_kwargs, dict):
             raise SpinupError(f"--env_kwargs must be gymnasium.make's keyword arguments, as "
                               f"--env_kwargs:name value or --env_kwargs \"dict(name=value)\"; "
                               f"got {env_kwargs!r}.")
-        key = (env_name, repr(sorted(env_kwargs.items())))
-        if key in tried:
+        if wrappers is not None:
+            parse_wrappers(wrappers)
+            if variant.get("pixels"):
+                raise SpinupError(f"--env_wrappers {wrappers!r} with --pixels: --pixels "
+                                  f"replaces the observations with rendered frames, so "
+                                  f"observation wrappers under it would change nothing the "
+                                  f"networks see. Nothing was launched. Drop one of them.")
+        key = (env_name, repr(sorted((env_kwargs or {}).items())), wrappers,
+               bool(variant.get("pixels")))
+        if key in tried or not isinstance(env_name, str):
             continue
         tried.add(key)
+        if variant.get("pixels") and env_kwargs is None:
+            continue  # rendered frames: the pixel task checks its own spaces
         try:
-            env = make_named(env_name, **env_kwargs)
+            env = make_env(functools.partial(make_named, env_name, **(env_kwargs or {}), **(
+                {"env_wrappers": wrappers} if wrappers else {})))
+        except SpinupError:
+            raise
         except Exception as err:  # an env's constructor may raise anything for a bad value
             first = error_line(err)
-            raise SpinupError(f"--env_kwargs {env_kwargs!r}: gymnasium.make({env_name!r}, ...) "
-                              f"refused them ({first}). Nothing was "
-                              f"launched. Give arguments {env_name}'s constructor takes (see "
-                              f"its documentation), or max_episode_steps.") from None
+            made = (f"gymnasium.make({env_name!r}, ...) refused them" if env_kwargs else
+                    f"gymnasium.make({env_name!r}) failed")
+            raise SpinupError(f"{'--env_kwargs ' + repr(env_kwargs) + ': ' if env_kwargs else ''}"
+                              f"{made} ({first}). Nothing was "
+                              f"launched."
+                              + (f" Give arguments {env_name}'s constructor takes (see its "
+                                 f"documentation), or max_episode_steps." if env_kwargs else
+                                 "")) from None
         try:
-            check_first_step(env, f"--env_kwargs {env_kwargs!r}")
+            if env_kwargs is not None:
+                check_first_step(env, f"--env_kwargs {env_kwargs!r}")
+            if not variant.get("pixels"):
+                check_observations(env, env_name, wrappers)
         finally:
             env.close()
+
+
+def check_observations(env, env_name: str, wrappers: str | None) -> None:
+    """Refuse, in the launcher, an environment whose spaces sac() would refuse
+    (:func:`~spinup_tf2.envs.recording.network_spaces`,
+    :func:`~spinup_tf2.envs.spaces.check_spaces`), adding the ``--env_wrappers`` chain
+    that makes its observations readable where there is one (a Dict's readable entries,
+    flattened; an observation of several axes, flattened)."""
+    from gymnasium import spaces as gym_spaces
+
+    from spinup_tf2.envs import network_spaces, readable_chain
+    from spinup_tf2.envs.spaces import check_spaces, is_image_space
+
+    try:
+        net = network_spaces(env)
+        check_spaces(net.observation_space, net.action_space)
+    except SpinupError as err:
+        chain = readable_chain(env.observation_space)
+        space = env.observation_space
+        if chain is None or is_image_space(space) or not isinstance(
+                space, (gym_spaces.Dict, gym_spaces.Box)):
+            raise
+        where = f" after --env_wrappers {wrappers!r}" if wrappers else ""
+        before = f"{wrappers}, " if wrappers else ""
+        why = str(err).replace(" Nothing was written.", "")
+        raise SpinupError(f"{env_name}{where}: {why} On the command line: --env_wrappers "
+                          f"\"{before}{chain}\" (replayed by test_policy and export). "
+                          f"Nothing was launched.") from None

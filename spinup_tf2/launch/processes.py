@@ -132,7 +132,9 @@ def experiment_command(exp_name: str, thunk, seed: int = 0, num_cpu: int = 1,
             from spinup_tf2.envs import make_named, make_pixels
 
             env_name, env_kwargs = kwargs.pop("env_name"), kwargs.pop("env_kwargs", None) or {}
-            kwargs["env_fn"] = functools.partial(make_named, env_name, **env_kwargs)
+            wrappers = kwargs.pop("env_wrappers", None)
+            kwargs["env_fn"] = functools.partial(make_named, env_name, **env_kwargs, **(
+                {"env_wrappers": wrappers} if wrappers else {}))
             if kwargs.pop("pixels", False):  # --pixels: the env as its camera sees it
                 from spinup_tf2.launch.flags import PIXEL_OPTIONS
 
