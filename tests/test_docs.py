@@ -128,3 +128,42 @@ def test_pages_render_in_a_real_browser(site, page, tmp_path):
     pixels = plt.imread(shot)[..., :3]
     ink = (pixels.min(axis=2) < 0.6).mean()  # share of pixels clearly darker than paper
     assert 0.01 < ink < 0.6, f"{page}: the screenshot looks blank or black ({ink:.3f} ink)"
+
+
+@pytest.mark.slow
+@pytest.mark.processes
+def test_a_tracked_run_shows_in_mlflows_own_ui(tmp_path):
+    """docs/user/outputs.md's picture is what MLflow's UI, served locally, shows of a run
+    made with --track mlflow: the script that takes it (docs/screenshots.py), on a
+    one-epoch run here. The page names the run, says it finished and lists one metric per
+    progress.txt column (TotalEnvInteracts is their step), and its screenshot is not
+    blank."""
+    pytest.importorskip("mlflow")
+    sys.path.insert(0, str(REPO / "docs"))
+    try:
+        import screenshots
+    finally:
+        sys.path.pop(0)
+    screenshots.tracked_run(tmp_path, ["sac", "--env", "Pendulum-v1", "--epochs", "1",
+                                       "--steps_per_epoch", "300", "--start_steps", "100",
+                                       "--update_after", "100", "--num_test_episodes", "1",
+                                       "--hid", "[16]", "--exp_name", "tracked", "--track",
+                                       "mlflow", "--quiet"])
+    header = (tmp_path / "data" / "tracked" / "tracked_s0" / "progress.txt").read_text(
+        ).splitlines()[0].split("\t")
+    with screenshots.mlflow_ui(tmp_path) as url:
+        page, name = screenshots.run_page(url, tmp_path)
+        dom = screenshots.chromium("--dump-dom", page, profile=tmp_path / "profile").stdout
+        shot = tmp_path / "shot.png"
+        screenshots.chromium(f"--screenshot={shot}", page, profile=tmp_path / "profile")
+    text = html.unescape(re.sub(r"<[^>]+>", " ", dom))
+    assert name == "tracked_s0" and "tracked_s0" in text, text[-2000:]
+    assert "Finished" in text
+    # every column a metric, but TotalEnvInteracts, the metrics' step
+    assert re.search(rf"Metrics\s*\(\s*{len(header) - 1}\s*\)", text), text[-3000:]
+    for column in ("AverageTestEpRet", "LossQ1", "Time"):
+        assert column in text, column
+    pixels = plt.imread(shot)[..., :3]
+    ink = (pixels.min(axis=2) < 0.6).mean()
+    assert 0.01 < ink < 0.6, f"the screenshot looks blank or black ({ink:.3f} ink)"
+    assert (REPO / "docs" / "_static" / "mlflow_run.png").stat().st_size > 50_000

@@ -7,6 +7,8 @@ import glob
 import json
 import os
 import struct
+import subprocess
+import sys
 
 import pytest
 from helpers import assert_clean_error, cli, column, rows
@@ -72,6 +74,16 @@ def wandb_offline(run_dir):
     return out
 
 
+def wandb_summary(folder):
+    """``wandb leet inspect --summary --json FOLDER``: W&B's own terminal reader of an
+    offline run (its name, state, last step, latest value of each metric, config)."""
+    exe = os.path.join(os.path.dirname(sys.executable), "wandb")
+    res = subprocess.run([exe, "leet", "inspect", "--summary", "--json", folder],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return json.loads(res.stdout)
+
+
 @pytest.mark.slow
 def test_a_tracked_run_sends_its_rows_config_and_policy_and_resumes_the_same_runs(tmp_path):
     data = tmp_path / "data"
@@ -106,6 +118,12 @@ def test_a_tracked_run_sends_its_rows_config_and_policy_and_resumes_the_same_run
     given = {u.key: json.loads(u.value_json) for u in wrun.config.update}
     assert given["lr"] == json.dumps(config["lr"])
     assert "tf2_save/saved_model.pb" in files
+    # W&B's own reader of an offline run (what docs/user/outputs.md shows) agrees too
+    summary = wandb_summary(glob.glob(str(run / "wandb" / "offline-run-*"))[0])
+    assert (summary["name"], summary["state"], summary["step"]) == ("tr_s0", "finished",
+                                                                     steps[-1])
+    for key in ("AverageTestEpRet", "LossQ1", "Epoch"):
+        assert summary["summary"][key] == pytest.approx(column(run, key)[-1], rel=1e-6)
 
     # --resume: one more epoch into the same tracker runs.
     res = cli("sac", *SMALL, "--epochs", "3", "--exp_name", "tr", "--track", "mlflow,wandb",

@@ -205,6 +205,11 @@ def mlflow_store(output_dir: str) -> tuple[str, str | None]:
     return f"sqlite:///{osp.join(root, 'mlflow.db')}", "file://" + osp.join(root, "artifacts")
 
 
+# MLflow 3's UI shows an experiment of unknown kind as GenAI work (traces, evaluations):
+# this one is model training, its runs' metrics and parameters first.
+EXPERIMENT_TAGS = {"mlflow.experimentKind": "custom_model_development"}
+
+
 class MLflowOutput(TrackerOutput):
     """The run as an MLflow run (its experiment: the group), through ``MlflowClient``."""
 
@@ -226,7 +231,7 @@ class MLflowOutput(TrackerOutput):
         experiment_id = (experiment.experiment_id if experiment is not None
                          else self.client.create_experiment(
                              self.group, artifact_location=artifacts and
-                             f"{artifacts}/{self.group}"))
+                             f"{artifacts}/{self.group}", tags=EXPERIMENT_TAGS))
         run = self.client.create_run(experiment_id, run_name=self.run_name,
                                      tags={"spinup_tf2.output_dir": self.output_dir})
         self.run_id = run.info.run_id
