@@ -73,6 +73,8 @@ def test_readable_chain_of_spaces():
     assert readable_chain(mixed) == ("FilterObservation(filter_keys=['a', 'b']), "
                                      "FlattenObservation")
     assert readable_chain(gym.spaces.Dict(t=text)) is None
+    assert readable_chain(gym.spaces.Discrete(16)) == "FlattenObservation"  # FrozenLake's
+    assert readable_chain(text) is None
 
 
 @pytest.mark.processes

@@ -123,7 +123,8 @@ def _unreadable(entry) -> str | None:
 def readable_chain(space) -> str | None:
     """The ``--env_wrappers`` chain (:func:`~spinup_tf2.envs.trust.parse_wrappers`) that
     makes ``space`` one vector: ``'FlattenObservation'`` for a Box of several axes that is
-    not an image, or a Dict whose every entry gymnasium can flatten; with
+    not an image, a Discrete or Tuple space (one-hot codes), or a Dict whose every entry
+    gymnasium can flatten; with
     ``FilterObservation`` first where some cannot be (text, graphs, sequences); None
     where no chain does (nothing flattenable)."""
     def flattenable(s) -> bool:
@@ -136,8 +137,8 @@ def readable_chain(space) -> str | None:
 
     if isinstance(space, spaces.Box):
         return "FlattenObservation" if len(space.shape) >= 2 else None
-    if not isinstance(space, spaces.Dict):
-        return None
+    if not isinstance(space, spaces.Dict):  # a Discrete state becomes one-hot, and so on
+        return "FlattenObservation" if flattenable(space) else None
     keys = [k for k, s in space.spaces.items() if flattenable(s)]
     if not keys:
         return None

@@ -495,8 +495,6 @@ def check_observations(env, env_name: str, wrappers: str | None) -> None:
     :func:`~spinup_tf2.envs.spaces.check_spaces`), adding the ``--env_wrappers`` chain
     that makes its observations readable where there is one (a Dict's readable entries,
     flattened; an observation of several axes, flattened)."""
-    from gymnasium import spaces as gym_spaces
-
     from spinup_tf2.envs import network_spaces, readable_chain
     from spinup_tf2.envs.spaces import check_spaces, is_image_space
 
@@ -506,8 +504,7 @@ def check_observations(env, env_name: str, wrappers: str | None) -> None:
     except SpinupError as err:
         chain = readable_chain(env.observation_space)
         space = env.observation_space
-        if chain is None or is_image_space(space) or not isinstance(
-                space, (gym_spaces.Dict, gym_spaces.Box)):
+        if chain is None or is_image_space(space):
             raise
         where = f" after --env_wrappers {wrappers!r}" if wrappers else ""
         before = f"{wrappers}, " if wrappers else ""
