@@ -41,7 +41,10 @@ kinds:
 - ``column RUN NAME E D``: column NAME at epoch E, with D decimals (``thousands`` for a
   number with separators);
 - ``full RUN N``: how many of the last N tests ran full episodes (``TestEpLen`` at
-  ``max_ep_len``).
+  ``max_ep_len``);
+- ``timed WHAT PART``: README's newcomer commands as measured
+  (``benchmarks/timing/newcomer.py``: ``quickstart install``, ``quickstart run``, ``tests
+  install``, ``tests run``; ``timed machine``: the machine they were measured on).
 
 ``tests/test_facts.py`` fails when a marked figure and the data disagree.
 """
@@ -107,6 +110,13 @@ def smoothed(task: str, step: int, n: int | None = None, mean_only: bool = False
 def fact(words: list[str]) -> str:
     """The text of the fact ``words`` (its kind, then its arguments)."""
     kind, spec, *rest = words
+    if kind == "timed":
+        sys.path.insert(0, osp.join(REPO, "benchmarks", "timing"))
+        try:
+            import newcomer
+        finally:
+            sys.path.pop(0)
+        return newcomer.figure(spec, rest[0] if rest else "")
     if kind in ("smoothed", "smoothedmean"):
         return smoothed(spec, int(rest[0]), int(rest[1]) if len(rest) > 1 else None,
                         kind == "smoothedmean")

@@ -414,7 +414,7 @@ def check_variants(algo: FunctionPath, check_args: Callable, variants: list[dict
         check_pixel_options(variant)
         args = {k: v for k, v in defaults.items() if v is not NOT_A_VALUE}
         check_args({**args, **variant})
-    check_env_kwargs(variants)
+    check_environments(variants)
 
 
 def check_pixel_options(variant: dict) -> None:
@@ -433,7 +433,7 @@ def check_pixel_options(variant: dict) -> None:
                               f"grid) has no --pixels. Add --pixels, or drop --{key}.")
 
 
-def check_env_kwargs(variants: list[dict]) -> None:
+def check_environments(variants: list[dict]) -> None:
     """Refuse, before TensorFlow starts, an environment the grid cannot train on: each
     distinct ``--env`` with its ``env_kwargs`` (``gym.make``'s keyword arguments:
     ``--env_kwargs:key value`` or ``--env_kwargs "dict(key=value)"``) and ``env_wrappers``
@@ -472,14 +472,13 @@ def check_env_kwargs(variants: list[dict]) -> None:
             raise
         except Exception as err:  # an env's constructor may raise anything for a bad value
             first = error_line(err)
-            made = (f"gymnasium.make({env_name!r}, ...) refused them" if env_kwargs else
-                    f"gymnasium.make({env_name!r}) failed")
-            raise SpinupError(f"{'--env_kwargs ' + repr(env_kwargs) + ': ' if env_kwargs else ''}"
-                              f"{made} ({first}). Nothing was "
-                              f"launched."
-                              + (f" Give arguments {env_name}'s constructor takes (see its "
-                                 f"documentation), or max_episode_steps." if env_kwargs else
-                                 "")) from None
+            if env_kwargs:
+                raise SpinupError(f"--env_kwargs {env_kwargs!r}: gymnasium.make({env_name!r}, "
+                                  f"...) refused them ({first}). Nothing was launched. Give "
+                                  f"arguments {env_name}'s constructor takes (see its "
+                                  f"documentation), or max_episode_steps.") from None
+            raise SpinupError(f"gymnasium.make({env_name!r}) failed ({first}). Nothing was "
+                              f"launched.") from None
         try:
             if env_kwargs is not None:
                 check_first_step(env, f"--env_kwargs {env_kwargs!r}")
