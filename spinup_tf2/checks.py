@@ -169,8 +169,6 @@ def check_logger_kwargs(logger_kwargs: dict) -> None:
     need(group is None or (isinstance(group, str) and group),
          f"track_group must be a name (a non-empty string), or None; got {group!r}.")
     if logger_kwargs.get("track"):
-        from spinup_tf2.utils.trackers import check_track
-
         check_track(logger_kwargs["track"])  # its names, and its packages installed
     outputs = logger_kwargs.get("outputs") or []
     need(isinstance(outputs, (list, tuple))
@@ -224,3 +222,36 @@ def check_hidden_sizes(ac_kwargs) -> None:
         raise SpinupError(f"sac() got hidden_sizes={sizes!r}; it must be a non-empty list of "
                           f"whole numbers >= 1, the widths of the hidden layers, e.g. [256, 256] "
                           f"(--hid \"[256,256]\").")
+
+
+# The experiment trackers a run can be sent to (logger_kwargs track=..., --track).
+TRACKERS = ("mlflow", "wandb")
+
+
+def tracker_names(track) -> list[str]:
+    """The trackers ``track`` names (``'mlflow'``, ``'wandb'``, ``'mlflow,wandb'`` or a list
+    of them), refused in one paragraph if one is not a tracker."""
+    if track in (None, False, "", ()):
+        return []
+    names = track.split(",") if isinstance(track, str) else list(track)
+    names = [str(n).strip().lower() for n in names]
+    bad = [n for n in names if n not in TRACKERS]
+    if bad or not names:
+        raise SpinupError(f"track={track!r}: {', '.join(map(repr, bad)) or 'nothing'} is no "
+                          f"tracker this logger knows; give 'mlflow', 'wandb' or "
+                          f"'mlflow,wandb' (--track mlflow). Nothing was written.")
+    return list(dict.fromkeys(names))
+
+
+def check_track(track) -> list[str]:
+    """The trackers ``track`` names, each of whose packages is installed; else one
+    paragraph (before anything is written)."""
+    names = tracker_names(track)
+    for name in names:
+        try:
+            __import__(name)
+        except ImportError:
+            raise SpinupError(f"track={name!r} needs the {name} package, which is not "
+                              f"installed: pip install -e \".[track]\" (or pip install "
+                              f"{name}). Nothing was written.") from None
+    return names

@@ -24,6 +24,7 @@ import numpy as np
 from spinup_tf2 import rundir
 from spinup_tf2.errors import SpinupError, color2num, colorize  # noqa: F401  (Spinning Up's names)
 from spinup_tf2.utils.mpi_tools import mpi_statistics_scalar, proc_id
+from spinup_tf2.utils.outputs import Output  # noqa: F401  (logx.Output, as documented)
 from spinup_tf2.utils.serialization_utils import convert_json
 
 
@@ -242,25 +243,6 @@ class Logger:
         """Close every output (also done at exit)."""
         for output in self.outputs:
             output.close()
-
-
-class Output:
-    """Where the logger's rows go: one subclass per backend (after Stable-Baselines3's
-    ``KVWriter``). :meth:`write` gets each row as ``{column: value}`` in the columns'
-    order (the same columns every row) and the number of rows written before it."""
-
-    def write(self, row: dict, index: int) -> None:
-        """Write one row."""
-        raise NotImplementedError
-
-    def start(self, config: dict) -> None:
-        """The run's configuration, as config.json holds it (before the first row)."""
-
-    def finish(self, ok: bool) -> None:
-        """The run ended (``ok``: as it should, not by an error)."""
-
-    def close(self) -> None:
-        """Release what the output holds open."""
 
 
 class TableOutput(Output):

@@ -30,40 +30,10 @@ import shutil
 import uuid
 
 from spinup_tf2 import rundir
+from spinup_tf2.checks import check_track
 from spinup_tf2.errors import SpinupError, error_line
-from spinup_tf2.utils.logx import Output
+from spinup_tf2.utils.outputs import Output
 from spinup_tf2.utils.serialization_utils import convert_json
-
-TRACKERS = ("mlflow", "wandb")
-
-
-def tracker_names(track) -> list[str]:
-    """The trackers ``track`` names (``'mlflow'``, ``'wandb'``, ``'mlflow,wandb'`` or a list
-    of them), refused in one paragraph if one is not a tracker."""
-    if track in (None, False, "", ()):
-        return []
-    names = track.split(",") if isinstance(track, str) else list(track)
-    names = [str(n).strip().lower() for n in names]
-    bad = [n for n in names if n not in TRACKERS]
-    if bad or not names:
-        raise SpinupError(f"track={track!r}: {', '.join(map(repr, bad)) or 'nothing'} is no "
-                          f"tracker this logger knows; give 'mlflow', 'wandb' or "
-                          f"'mlflow,wandb' (--track mlflow). Nothing was written.")
-    return list(dict.fromkeys(names))
-
-
-def check_track(track) -> list[str]:
-    """The trackers ``track`` names, each of whose packages is installed; else one
-    paragraph (before anything is written)."""
-    names = tracker_names(track)
-    for name in names:
-        try:
-            __import__(name)
-        except ImportError:
-            raise SpinupError(f"track={name!r} needs the {name} package, which is not "
-                              f"installed: pip install -e \".[track]\" (or pip install "
-                              f"{name}). Nothing was written.") from None
-    return names
 
 
 def make_trackers(track, output_dir: str, group: str | None) -> list[TrackerOutput]:
