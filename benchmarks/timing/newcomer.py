@@ -10,10 +10,10 @@ figure with its machine, and ``tests/test_facts.py`` fails when README and the f
     python benchmarks/timing/newcomer.py run [--what quickstart,tests]   # measure, append
     python benchmarks/timing/newcomer.py show                            # the latest figures
 
-Measure on a quiet machine (nothing else running: the load before each part is recorded,
-and a part measured with the CPU busy is marked so). Each part is one run, not a median:
-the figures are rounded as README writes them (installs to half minutes, the quickstart
-to 5 s, the test run to whole minutes).
+Measure on a quiet machine (nothing else running: the share of CPU time busy just before
+each part is recorded, and a part measured with the CPU busy is marked so). Each part is one
+run, not a median: the figures are rounded as README writes them (installs to half minutes,
+the quickstart to 5 s, the test run to whole minutes).
 """
 
 from __future__ import annotations
@@ -64,6 +64,14 @@ def machine() -> dict:
             "flags": [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]}
 
 
+def busy_share(seconds: float = 3.0) -> float:
+    """The share of the CPUs' time spent busy over the last ``seconds`` (the load
+    average lags by minutes, so a machine just freed reads busy by it)."""
+    import psutil
+
+    return round(psutil.cpu_percent(interval=seconds) / 100, 3)
+
+
 def timed(command: str, cwd: str) -> float:
     start = time.perf_counter()
     subprocess.run(["bash", "-c", command], cwd=cwd, check=True, stdout=subprocess.DEVNULL,
@@ -80,12 +88,12 @@ def measure(what: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         clone = osp.join(tmp, "clone")
         subprocess.run(["git", "clone", "-q", REPO, clone], check=True)
-        load = os.getloadavg()[0]
+        busy = busy_share()
         seconds_install = timed(f"python3 -m venv .venv && . .venv/bin/activate && {install}",
                                 clone)
         seconds_run = timed(f". .venv/bin/activate && {run}", clone)
     return {"what": what, "install_s": round(seconds_install, 1), "run_s": round(seconds_run, 1),
-            "load_before": round(load, 2), "quiet": load < 0.5,
+            "busy_before": busy, "quiet": busy < 0.1,
             "date": datetime.date.today().isoformat(), **machine(),
             "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
                                      capture_output=True, text=True).stdout.strip()}
