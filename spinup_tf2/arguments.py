@@ -21,6 +21,7 @@ SEED_LIMIT = 2**31
 FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max, without numpy
 VECTOR_MODES = ("sync", "async")  # how num_envs copies step: here, or one process each
 GOAL_STRATEGIES = ("future", "final", "episode")  # where HER's new goal comes from
+REPLAYS = ("uniform", "per", "lap")  # how minibatches are drawn (algos/sac/priority.py)
 
 
 class Arg(NamedTuple):
@@ -151,6 +152,12 @@ SAC_ARGS = (
         help="With her, relabelled transitions per original one."),
     Arg("goal_selection_strategy", "str", "future", since="0.3", choices=GOAL_STRATEGIES,
         help="With her, where the new goal comes from: 'future', 'final' or 'episode'."),
+    Arg("replay", "str", "uniform", since="0.3", choices=REPLAYS,
+        help="How minibatches are drawn: 'uniform', 'per' (prioritized) or 'lap'."),
+    Arg("priority_alpha", "object", since="0.3",
+        help="With replay 'per' or 'lap', the priorities' exponent (0.6 and 0.4)."),
+    Arg("priority_beta", "float", 0.4, low=0.0, high=1.0, since="0.3",
+        help="With replay 'per', the importance weights' first exponent (to 1 at the end)."),
 )
 
 LAUNCHER_ARGS = (

@@ -132,6 +132,11 @@ def check_sac_args(args: dict):
         need(_is_num(alpha) and 0 <= alpha < FLOAT32_MAX,
              f"sac() got alpha={alpha!r}, but alpha (the entropy coefficient) must be a number "
              f">= 0 (finite in float32), 'auto' or 'auto_<initial alpha>'.")
+    p_alpha = args.get("priority_alpha")
+    need(p_alpha is None or (_is_num(p_alpha) and 0 <= p_alpha <= 10),
+         f"sac() got priority_alpha={p_alpha!r}, but priority_alpha (the exponent of "
+         f"prioritized replay's priorities) must be a number in [0, 10], or None for the "
+         f"replay's own (0.6 for 'per', 0.4 for 'lap').")
     check_hidden_sizes(args.get("ac_kwargs"))
     env_fn = args.get("env_fn", callable)
     need(callable(env_fn), f"sac() needs env_fn to be a function that makes the environment, "

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from spinup_tf2.algos.sac import core
-from spinup_tf2.algos.sac.losses import SACLosses
+from spinup_tf2.algos.sac.losses import SACLosses, q_loss, td_error
 from spinup_tf2.tf_setup import import_tensorflow
 
 tf = import_tensorflow()
@@ -194,11 +194,12 @@ class CrossQActorCritic(core.ActorCritic):
 
 
 def crossq_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha,
-                  policy: bool = True) -> SACLosses:
+                  policy: bool = True, weights=None, huber: bool = False) -> SACLosses:
     """CrossQ's losses: SAC's, with the critics run once on (s, a) and (s', a') stacked in
     training mode and no target networks (``ac_targ`` is None). Without ``policy`` (the
     updates on which the policy does not step) the policy's part is left out: ``loss_pi``
-    and ``logp_pi`` are None, and the actor's statistics stay where they are."""
+    and ``logp_pi`` are None, and the actor's statistics stay where they are. ``weights``
+    and ``huber``: prioritized replay's (:func:`~spinup_tf2.algos.sac.losses.q_loss`)."""
     batch = tf.shape(o)[0]
     pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:2 * batch])  # running statistics
 
@@ -208,11 +209,12 @@ def crossq_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha,
     q2, q2_next = tf.split(ac.q2(o_joint, a_joint, training=True), 2)
     min_q_next = tf.minimum(q1_next, q2_next)
     backup = tf.stop_gradient(r + discount * (min_q_next - alpha * logp_pi_next))
-    loss_q1, loss_q2 = (0.5 * tf.reduce_mean((q - backup) ** 2) for q in (q1, q2))
+    loss_q1, loss_q2 = (q_loss(q, backup, weights, huber) for q in (q1, q2))
+    td = td_error((q1, q2), backup)
     if not policy:
-        return SACLosses(None, (loss_q1, loss_q2), (q1, q2), None)
+        return SACLosses(None, (loss_q1, loss_q2), (q1, q2), None, td)
 
     # The policy in training mode, judged by the critics at their running statistics.
     pi, logp_pi = ac.pi(o, noise=noise[:batch], training=True)
     loss_pi = tf.reduce_mean(alpha * logp_pi - tf.minimum(ac.q1(o, pi), ac.q2(o, pi)))
-    return SACLosses(loss_pi, (loss_q1, loss_q2), (q1, q2), logp_pi)
+    return SACLosses(loss_pi, (loss_q1, loss_q2), (q1, q2), logp_pi, td)

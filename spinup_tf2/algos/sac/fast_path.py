@@ -158,11 +158,12 @@ def make_update_block(update: Callable, jit_compile: bool = False,
     (a recurrent update takes its windows' ``start, state, mask`` after ``noise``).
     Each argument is stacked with a leading dimension of n updates; the n
     updates run in order inside one call, so Python is off the hot path, and
-    the diagnostics come back stacked the same way (keys ``update.logged_keys``), or
+    the diagnostics come back stacked the same way (keys ``update.logged_keys``, then its
+    ``replay_keys``: prioritized replay's TD errors), or
     with ``ragged`` (updates whose diagnostics differ in length, as recurrent ones on
     masked windows do) concatenated into one flat array per key.
     """
-    keys = update.logged_keys
+    keys = update.logged_keys + getattr(update, "replay_keys", ())
     # AutoGraph turns the loop below into a graph loop. The update itself branches on tensors
     # only through tf.cond (its policy delay), so it runs as written: converting it, and each
     # function and layer it calls, took about 1 s of a run's start on 2 cores.

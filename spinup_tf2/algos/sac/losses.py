@@ -8,6 +8,11 @@ terms and ``gamma ** k * (1 - d)`` for a k-step transition; the policy's noise a
 (:func:`spinup_tf2.algos.sac.pixels.pixel_losses`,
 :func:`spinup_tf2.algos.sac.recurrent.sequence_losses`); a variant with other critics (an
 ensemble, quantiles) writes its own and returns the same tuple, one entry per critic.
+
+Prioritized replay (:mod:`spinup_tf2.algos.sac.priority`) calls them with two more
+keywords: ``weights`` (each transition's importance weight, or None) and ``huber`` (LAP's
+Huber loss in place of the square); a losses function that takes them also returns each
+transition's TD error (``td``), from which the replay sets its priority.
 """
 
 from __future__ import annotations
@@ -32,13 +37,31 @@ class SACLosses(NamedTuple):
     loss_q: tuple
     q: tuple
     logp_pi: Any
+    td: Any = None  # each transition's TD error, the largest over the critics (priorities)
+
+
+def q_loss(q, backup, weights=None, huber: bool = False):
+    """One critic's loss, TF1 SAC's ``0.5 * mean((q - backup) ** 2)``; with ``weights``
+    (prioritized replay's importance weights) ``0.5 * mean(w (q - backup) ** 2)``; with
+    ``huber`` the Huber loss (kappa 1) in place of the half square (LAP)."""
+    if weights is None and not huber:
+        return 0.5 * tf.reduce_mean((q - backup) ** 2)  # as Spinning Up's, to the last bit
+    err = tf.abs(q - backup)
+    per = tf.where(err <= 1.0, 0.5 * err ** 2, err - 0.5) if huber else 0.5 * err ** 2
+    return tf.reduce_mean(per if weights is None else weights * per)
+
+
+def td_error(q: tuple, backup):
+    """Each transition's TD error for its priority: the largest ``|q_i - backup|`` over
+    the critics (as LAP and TD7 take it)."""
+    return tf.reduce_max(tf.abs(tf.stack(q) - backup[None]), axis=0)
 
 
 def continuous_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha,
-                      policy: bool = True) -> SACLosses:
+                      policy: bool = True, weights=None, huber: bool = False) -> SACLosses:
     """SAC's losses for continuous actions. ``policy=False`` leaves the policy's part out
     (``loss_pi`` and ``logp_pi`` None), for a variant's updates on which the policy does
-    not step."""
+    not step; ``weights`` and ``huber``: see :func:`q_loss`."""
     batch = tf.shape(o)[0]
     # Independent products (pi at s and at s', q1 and q2) run side by side.
     if policy:
@@ -58,18 +81,21 @@ def continuous_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha,
     backup = tf.stop_gradient(r + discount * (min_q_targ - alpha * logp_pi_next))
 
     # Soft actor-critic losses (Q losses with TF1 SAC's factor 1/2).
-    loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
-    loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
+    loss_q1 = q_loss(q1, backup, weights, huber)
+    loss_q2 = q_loss(q2, backup, weights, huber)
+    td = td_error((q1, q2), backup)
     if not policy:
-        return SACLosses(None, (loss_q1, loss_q2), (q1, q2), None)
+        return SACLosses(None, (loss_q1, loss_q2), (q1, q2), None, td)
     loss_pi = tf.reduce_mean(alpha * logp_pi - tf.minimum(q1_pi, q2_pi))
-    return SACLosses(loss_pi, (loss_q1, loss_q2), (q1, q2), logp_pi)
+    return SACLosses(loss_pi, (loss_q1, loss_q2), (q1, q2), logp_pi, td)
 
 
-def discrete_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha) -> SACLosses:
+def discrete_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha, weights=None,
+                    huber: bool = False) -> SACLosses:
     """SAC's losses for discrete actions (Christodoulou 2019): the policy's
     expectations are sums over all actions instead of samples; ``logp_pi`` is
-    the expected log-probability E[log pi(.|s)] (minus the entropy)."""
+    the expected log-probability E[log pi(.|s)] (minus the entropy); ``weights`` and
+    ``huber``: see :func:`q_loss`."""
     del noise  # nothing is sampled
     probs, log_probs = ac.pi.dist(o)
     probs_next, log_probs_next = ac.pi.dist(o2)
@@ -89,10 +115,11 @@ def discrete_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha) -> SACLoss
 
     loss_pi = tf.reduce_mean(tf.reduce_sum(
         probs * (alpha * log_probs - tf.minimum(q1_all, q2_all)), axis=-1))
-    loss_q1 = 0.5 * tf.reduce_mean((q1 - backup) ** 2)
-    loss_q2 = 0.5 * tf.reduce_mean((q2 - backup) ** 2)
+    loss_q1 = q_loss(q1, backup, weights, huber)
+    loss_q2 = q_loss(q2, backup, weights, huber)
     logp_pi = tf.reduce_sum(probs * log_probs, axis=-1)
-    return SACLosses(loss_pi, (loss_q1, loss_q2), (q1, q2), logp_pi)
+    return SACLosses(loss_pi, (loss_q1, loss_q2), (q1, q2), logp_pi,
+                     td_error((q1, q2), backup))
 
 
 def losses_for(ac) -> Callable:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from spinup_tf2.algos.sac import core
-from spinup_tf2.algos.sac.losses import SACLosses
+from spinup_tf2.algos.sac.losses import SACLosses, q_loss, td_error
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.tf_setup import import_tensorflow
 
@@ -78,11 +78,12 @@ def subset_draws(rng: np.random.Generator, ac, n_updates: int, batch_size: int) 
 
 
 def redq_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha, subset,
-                policy: bool = True) -> SACLosses:
+                policy: bool = True, weights=None, huber: bool = False) -> SACLosses:
     """REDQ's losses: every critic trained towards the backup of the minimum over the
     target critics ``subset`` (indices, shape (M,)); the policy on the critics' mean.
     ``policy=False`` leaves the policy's part out (``loss_pi`` and ``logp_pi`` None), for
-    the updates on which the policy does not step."""
+    the updates on which the policy does not step; ``weights`` and ``huber``: prioritized
+    replay's (:func:`~spinup_tf2.algos.sac.losses.q_loss`)."""
     batch = tf.shape(o)[0]
     pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:2 * batch])
 
@@ -93,10 +94,11 @@ def redq_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha, subset,
     backup = tf.stop_gradient(r + discount * (min_q_targ - alpha * logp_pi_next))
 
     q = tuple(qi(o, a) for qi in ac.critics)
-    loss_q = tuple(0.5 * tf.reduce_mean((qi - backup) ** 2) for qi in q)
+    loss_q = tuple(q_loss(qi, backup, weights, huber) for qi in q)
+    td = td_error(q, backup)
     if not policy:
-        return SACLosses(None, loss_q, q, None)
+        return SACLosses(None, loss_q, q, None, td)
     pi, logp_pi = ac.pi(o, noise=noise[:batch])
     q_pi = tf.reduce_mean(tf.stack([qi(o, pi) for qi in ac.critics]), axis=0)
     loss_pi = tf.reduce_mean(alpha * logp_pi - q_pi)
-    return SACLosses(loss_pi, loss_q, q, logp_pi)
+    return SACLosses(loss_pi, loss_q, q, logp_pi, td)

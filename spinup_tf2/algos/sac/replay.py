@@ -8,7 +8,10 @@ is written) and once for its buffer (:func:`make_replay`): the variant record's 
 :class:`~spinup_tf2.algos.sac.nstep.NStepReturns`; or, with ``her``, hindsight relabelling's
 :class:`~spinup_tf2.algos.sac.her.HerReplayBuffer`, which makes its n-step returns itself.
 Either one knows gamma and names each minibatch's backup ``discount``
-(:func:`~spinup_tf2.algos.sac.buffers.discount_of`).
+(:func:`~spinup_tf2.algos.sac.buffers.discount_of`). With ``replay='per'`` or ``'lap'``
+the transitions are drawn by priority
+(:class:`~spinup_tf2.algos.sac.priority.PrioritizedReplayBuffer`), each block's TD errors
+written back as it ends (:func:`run_updates`).
 What a kind of replay cannot do is read from the record's fields, never from its name.
 Each block of updates draws its inputs here too (:func:`update_inputs`,
 :func:`run_updates`).
@@ -23,6 +26,7 @@ import numpy as np
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.her import HerReplayBuffer, check_her, goal_reward_fn
 from spinup_tf2.algos.sac.memory import check_memory
+from spinup_tf2.algos.sac.priority import PrioritizedReplayBuffer, check_priority
 from spinup_tf2.algos.sac.variants import MLP, Variant
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.utils.mpi_tf2 import average_params
@@ -35,7 +39,8 @@ def check_replay(variant: Variant, layout, env, args: dict, obs_dim: int | tuple
     sac()'s arguments): n-step returns or hindsight relabelling on a buffer that keeps its
     steps in order (the record's ``keeps``: frames or windows), HER beside a buffer of one's
     own, HER on a task that is not goal-conditioned
-    (:func:`~spinup_tf2.algos.sac.her.check_her`), and the update settings
+    (:func:`~spinup_tf2.algos.sac.her.check_her`), prioritized replay where it cannot work
+    (:func:`~spinup_tf2.algos.sac.priority.check_priority`), and the update settings
     :func:`check_updates` refuses. Return what
     :class:`~spinup_tf2.algos.sac.her.HerReplayBuffer` takes besides its sizes (with
     ``her``; else None)."""
@@ -46,6 +51,7 @@ def check_replay(variant: Variant, layout, env, args: dict, obs_dim: int | tuple
                           f"buffer keeps its steps in order ({variant.keeps}), not as single "
                           f"transitions. Nothing was written. Drop --{what.split('=')[0]} or "
                           f"--{variant.name}.")
+    check_priority(args["replay"], args, variant)
     check_updates(args, variant, obs_dim, act_dim)
     if not her:
         return None
@@ -99,16 +105,21 @@ def check_updates(args: dict, variant: Variant, obs_dim: int | tuple, act_dim: i
 def make_replay(variant: Variant, ac, obs_dim: int | tuple, act_dim: int, replay_size: int,
                 frame_stack: int = 1, copies: int = 1,
                 replay_buffer_class: Callable | None = None, n_step: int = 1,
-                gamma: float = 0.99, her: dict | None = None):
+                gamma: float = 0.99, her: dict | None = None, priority: dict | None = None):
     """The run's replay buffer (refused first if it would not fit in memory): with ``her``
-    (:func:`check_replay`'s answer) a HerReplayBuffer; else ``replay_buffer_class(obs_dim,
-    act_dim, replay_size)`` when given, or the record's, fed ``n_step``-step transitions of
-    ``copies`` environment copies."""
+    (:func:`check_replay`'s answer) a HerReplayBuffer; with ``priority`` (a
+    :class:`~spinup_tf2.algos.sac.priority.PrioritizedReplayBuffer`'s ``kind``, ``alpha``,
+    ``beta`` and ``anneal_updates``) a prioritized buffer; else ``replay_buffer_class(obs_dim,
+    act_dim, replay_size)`` when given, or the record's; all but HER's fed ``n_step``-step
+    transitions of ``copies`` environment copies."""
     if her is not None:  # relabels at sampling time, n-step returns included
         check_memory(replay_size, obs_dim, act_dim, num_procs())
         return HerReplayBuffer(obs_dim, act_dim, replay_size, copies=copies, n_step=n_step,
                                gamma=gamma, episodes_continue=copies == 1, **her)
-    if replay_buffer_class is not None:
+    if priority is not None:
+        check_memory(replay_size, obs_dim, act_dim + 16, num_procs())  # + 2 float64 trees
+        buffer = PrioritizedReplayBuffer(obs_dim, act_dim, replay_size, **priority)
+    elif replay_buffer_class is not None:
         buffer = replay_buffer_class(obs_dim, act_dim, replay_size)
     else:
         buffer = variant.replay_buffer(obs_dim, act_dim, replay_size, ac, frame_stack, copies)
@@ -120,15 +131,17 @@ def update_inputs(replay_buffer, batch_size: int, rng: np.random.Generator, n_up
     """The arrays one update block takes: ``n_updates`` minibatches (the ``variant``'s
     ``batch_keys``; the replay's minibatch names each backup's ``discount``), the policy's
     noise at o and o2 of every transition drawn (of every
-    step, for windows), and the variant's ``extra_inputs`` (a pixel actor-critic's random
-    shifts of the images)."""
+    step, for windows), the variant's ``extra_inputs`` (a pixel actor-critic's random
+    shifts of the images), and a prioritized replay's importance ``weights``."""
     batch = replay_buffer.sample_batch(batch_size, rng, n_batches=n_updates)
     noise = rng.standard_normal((n_updates, 2 * batch["rew"][0].size, noise_dim),
                                 dtype=np.float32)
     extra = ([variant.extra_inputs(rng, ac, n_updates, batch_size)]
              if variant.extra_inputs is not None else [])
     keys = variant.batch_keys
-    return [batch[k] for k in keys[:5]] + [noise] + [batch[k] for k in keys[5:]] + extra
+    weights = [batch["weights"]] if "weights" in batch else []
+    return ([batch[k] for k in keys[:5]] + [noise] + [batch[k] for k in keys[5:]] + extra
+            + weights)
 
 
 def run_updates(update_block: Callable, replay_buffer, batch_size: int,
@@ -137,7 +150,9 @@ def run_updates(update_block: Callable, replay_buffer, batch_size: int,
     """Run ``n_updates`` updates (:func:`update_inputs`, then ``update_block``) and return
     their diagnostics as numpy: in one call, or ``variant.updates_per_call`` at a time;
     then average ``ac``'s ``local_statistics`` across MPI processes. A ``normalizer`` first
-    takes in the observations seen since the last block, so the updates see them.
+    takes in the observations seen since the last block, so the updates see them. A
+    prioritized replay takes each call's TD errors (``TD``) as the new priorities of the
+    transitions it drew for that call.
 
     One call per image update keeps pixel runs reproducible: a compiled loop over several
     convolutional updates gave numbers that differed from process to process on the same
@@ -146,8 +161,12 @@ def run_updates(update_block: Callable, replay_buffer, batch_size: int,
     if normalizer is not None:
         normalizer.update()
     chunk = variant.updates_per_call or n_updates
-    infos = [update_block(*update_inputs(replay_buffer, batch_size, rng, chunk, noise_dim, ac,
-                                         variant))
-             for _ in range(n_updates // chunk)]
+    infos = []
+    for _ in range(n_updates // chunk):
+        info = dict(update_block(*update_inputs(replay_buffer, batch_size, rng, chunk,
+                                                noise_dim, ac, variant)))
+        if "TD" in info:
+            replay_buffer.update_priorities(np.asarray(info.pop("TD")))
+        infos.append(info)
     average_params(ac.local_statistics())  # one model on every process
     return {k: np.concatenate([np.asarray(i[k]) for i in infos]) for k in infos[0]}

@@ -120,7 +120,7 @@ def make_optimizers(ac, lr: float, betas: tuple = (0.9, 0.999), lr_end: float | 
 def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float,
                 polyak: float, tuner: EntropyTuner | None = None,
                 average_grads: Callable | None = None, variant: Variant | None = None,
-                updates_per_step: int = 1) -> Callable:
+                updates_per_step: int = 1, replay: str = "uniform") -> Callable:
     """Return ``update(obs, act, rew, obs2, discount, noise, *extra)``: one SAC gradient
     step (``discount``: each backup's bootstrap factor, the replay door's named batch entry,
     :func:`spinup_tf2.algos.sac.buffers.discount_of`; ``extra``: what the variant's losses
@@ -140,9 +140,12 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float
     ``LossPi`` and ``LogPi``. With a ``tuner``, alpha
     is ``exp(log_alpha)`` and log_alpha takes an Adam step too. With ``average_grads``
     (data-parallel runs over MPI), the gradients (a dict of lists) are averaged over
-    processes before any is applied. The returned dict holds the diagnostics named in
-    ``update.logged_keys``; ``update.variables`` is its own state (the policy delay's
-    count, the latest policy diagnostics), for checkpoints.
+    processes before any is applied. With prioritized ``replay`` (``'per'``, ``'lap'``:
+    :mod:`spinup_tf2.algos.sac.priority`) the last of ``extra`` is the minibatch's importance
+    weights, the losses take them (or LAP's Huber loss), and each transition's TD error
+    comes back as ``TD`` (``update.replay_keys``). The returned dict holds the diagnostics
+    named in ``update.logged_keys``; ``update.variables`` is its own state (the policy
+    delay's count, the latest policy diagnostics), for checkpoints.
     """
     pi_vars, q_vars = ac.actor_variables, ac.critic_variables
     update_targets = make_polyak_update(ac, ac_targ, polyak) if ac_targ is not None else None
@@ -161,8 +164,9 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float
         """One step of the critics, and of the policy and alpha if ``step_pi``."""
         alpha_t = tuner.alpha() if tuner is not None else alpha
         losses = variant.critic_losses if split and not step_pi else variant.losses
+        extra, kw = replay_keywords(replay, extra)
         with tf.GradientTape(persistent=True) as tape:
-            out = losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha_t, *extra)
+            out = losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha_t, *extra, **kw)
             loss_q = functools.reduce(operator.add, out.loss_q)  # sum over the critics
         loss_pi, logp_pi = out.loss_pi, out.logp_pi
         if loss_pi is None:
@@ -175,6 +179,8 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float
         info = dict(LossPi=loss_pi,
                     **{f"LossQ{i}": loss for i, loss in enumerate(out.loss_q, 1)},
                     **{f"Q{i}Vals": q for i, q in enumerate(out.q, 1)}, LogPi=logp_pi)
+        if replay != "uniform":
+            info["TD"] = out.td
         if tuner is not None:
             if step_pi:
                 grads["alpha"] = tuner.gradient(logp_pi)
@@ -200,6 +206,7 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float
 
     alpha_keys = ("Alpha", "LossAlpha") if tuner is not None else ()
     update.logged_keys = logged_keys(len(ac.critics)) + alpha_keys
+    update.replay_keys = ("TD",) if replay != "uniform" else ()
     update.variables = {} if count is None else {"count": count}
     if split:
         update.variables.update({f"last_{k}": v for k, v in last.items()})
@@ -208,17 +215,17 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float
 
 def make_learner(ac, ac_targ, variant: Variant, lr: float, tuner_args: tuple | None,
                  action_space, alpha: float, polyak: float,
-                 updates_per_step: int = 1, steps: int = 1) -> tuple:
+                 updates_per_step: int = 1, steps: int = 1, replay: str = "uniform") -> tuple:
     """``(pi_optimizer, q_optimizer, tuner, update, update_block)``: the optimizers (the
     variant's Adam betas and learning-rate decay over the run's ``steps`` environment steps),
     the entropy tuner when alpha is learned, one update step (gradients averaged across MPI
-    processes) and its compiled block."""
+    processes, on ``replay``'s minibatches) and its compiled block."""
     decay_steps = steps * updates_per_step
     pi_optimizer, q_optimizer = make_optimizers(ac, lr, variant.adam_betas, variant.lr_end,
                                                 decay_steps)
     tuner = make_tuner(tuner_args, action_space, lr, variant, decay_steps)
     update = make_update(ac, ac_targ, pi_optimizer, q_optimizer, alpha, polyak, tuner,
-                         make_grad_averager(), variant, updates_per_step)
+                         make_grad_averager(), variant, updates_per_step, replay)
     return (pi_optimizer, q_optimizer, tuner, update,
             make_update_block(update, ragged=variant.ragged))
 
@@ -230,7 +237,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
         logger_kwargs=dict(), save_freq=1, target_entropy=None, resume=False,  # noqa: B006
         normalize_obs=False, overwrite=False, video_freq=0, updates_per_step=1, num_envs=1,
         vector_mode="sync", replay_buffer_class=None, n_step=1, her=False, n_sampled_goal=4,
-        goal_selection_strategy="future"):
+        goal_selection_strategy="future", replay="uniform", priority_alpha=None,
+        priority_beta=0.4):
     """
     Soft Actor-Critic (SAC), as Spinning Up runs it, in TensorFlow 2 / Keras 3.
 
@@ -424,6 +432,21 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
             one of the same episode), ``'final'`` (after the episode's last
             step) or ``'episode'`` (after any step of the episode).
 
+        replay (str): How minibatches are drawn: ``'uniform'`` (the default,
+            Spinning Up's), ``'per'`` (prioritized replay, Schaul et al. 2016:
+            in proportion to each transition's last TD error, with importance
+            weights) or ``'lap'`` (Fujimoto et al. 2020: priorities of at
+            least 1, no weights, Huber critic loss); see
+            :mod:`~spinup_tf2.algos.sac.priority`. Vector observations, without
+            ``her`` or a ``replay_buffer_class``.
+
+        priority_alpha (float): With ``replay`` 'per' or 'lap', the
+            priorities' exponent (0 draws uniformly); None: 0.6 for 'per',
+            0.4 for 'lap', their papers'.
+
+        priority_beta (float): With ``replay='per'``, the importance weights'
+            exponent at the first update; it grows linearly to 1 by the last.
+
     """
     config = dict(locals())
     alpha, tuner_args = check_sac_args(config)
@@ -452,7 +475,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
                                       ac_kwargs, normalizer, variant.targets)
     replay_buffer = make_replay(variant, ac, obs_dim, act_dim, replay_size, envs.frame_stack(env),
-                                num_envs, replay_buffer_class, n_step, gamma, her_kwargs)
+                                num_envs, replay_buffer_class, n_step, gamma, her_kwargs,
+                                priority_of(config, local_steps_per_epoch, local_update_after))
     get_action, saved_model = variant.agent_and_export(ac, rng, n_noise, discrete, obs_dim, spaces)
 
     # Only now, with every argument tried, is anything written.
@@ -465,7 +489,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     log_param_counts(logger, ac)
     pi_optimizer, q_optimizer, tuner, update, update_block = make_learner(
         ac, ac_targ, variant, lr, tuner_args, env.action_space, alpha, polyak, updates_per_step,
-        epochs * local_steps_per_epoch)
+        epochs * local_steps_per_epoch, replay)
     logger.setup_tf2_saver(saved_model)
 
     # Everything a training checkpoint holds; resuming puts it all back.
@@ -549,6 +573,26 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     logger.finish()  # a tracker sends the policy and closes its run
     rundir.release(logger.output_dir)  # another writer may come now
     return ac
+
+
+def priority_of(config: dict, local_steps_per_epoch: int, local_update_after: int) -> dict | None:
+    """The prioritized replay buffer's settings for ``config``'s ``replay`` (None:
+    uniform), its beta annealed over this process's updates."""
+    if config["replay"] == "uniform":
+        return None
+    steps = config["epochs"] * local_steps_per_epoch - local_update_after
+    return dict(kind=config["replay"], alpha=config["priority_alpha"],
+                beta=config["priority_beta"], anneal_updates=steps * config["updates_per_step"])
+
+
+def replay_keywords(replay: str, extra: tuple) -> tuple[tuple, dict]:
+    """``(extra, keywords)``: what an update's losses take after the noise, and the
+    keywords of prioritized ``replay`` (the importance weights, last of ``extra``, or LAP's
+    Huber loss; none for uniform replay)."""
+    if replay == "uniform":
+        return extra, {}
+    *extra, weights = extra
+    return tuple(extra), (dict(huber=True) if replay == "lap" else dict(weights=weights))
 
 
 def update_blocks(t: int, num_envs: int, update_every: int) -> int:

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from spinup_tf2.algos.sac import core
-from spinup_tf2.algos.sac.losses import SACLosses
+from spinup_tf2.algos.sac.losses import SACLosses, td_error
 from spinup_tf2.algos.sac.nstep import NStepReturns
 from spinup_tf2.tf_setup import import_tensorflow
 
@@ -283,11 +283,13 @@ def project_onto_bins(probs, values, bins):
             + tf.einsum("bj,bjk->bk", m_up, tf.one_hot(tf.cast(up, tf.int32), k)))
 
 
-def simbav2_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha) -> SACLosses:
+def simbav2_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha, weights=None) -> SACLosses:
     """SimbaV2's losses: each critic's cross-entropy against the target distribution, the
     target critic with the smaller mean at (s', a') shifted to ``r + discount * (z - alpha
     log pi(a'|s'))`` and projected onto the bins (:func:`project_onto_bins`); the policy
-    maximises the smaller of the two critics' means."""
+    maximises the smaller of the two critics' means. ``weights``: prioritized replay's
+    importance weights; a transition's TD error is the largest, over the critics, of its
+    mean less the target distribution's."""
     batch = tf.shape(o)[0]
     pi, logp_pi = ac.pi(o, noise=noise[:batch])
     pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:2 * batch])
@@ -301,11 +303,16 @@ def simbav2_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha) -> SACLosse
     target = tf.stop_gradient(project_onto_bins(p_next, values, ac.bins))
 
     logp = [q(o, a) for q in ac.critics]
-    loss_q = tuple(-tf.reduce_mean(tf.reduce_sum(target * lp, axis=-1)) for lp in logp)
+    if weights is None:
+        loss_q = tuple(-tf.reduce_mean(tf.reduce_sum(target * lp, axis=-1)) for lp in logp)
+    else:
+        loss_q = tuple(-tf.reduce_mean(weights * tf.reduce_sum(target * lp, axis=-1))
+                       for lp in logp)
     q = tuple(tf.reduce_sum(tf.exp(lp) * ac.bins, axis=-1) for lp in logp)
     q_pi = tf.minimum(ac.critic(0, o, pi), ac.critic(1, o, pi))
     loss_pi = tf.reduce_mean(alpha * logp_pi - q_pi)
-    return SACLosses(loss_pi, loss_q, q, logp_pi)
+    td = td_error(q, tf.reduce_sum(target * ac.bins, axis=-1))
+    return SACLosses(loss_pi, loss_q, q, logp_pi, td)
 
 
 class ScaledRewards(NStepReturns):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from spinup_tf2.algos.sac import core
-from spinup_tf2.algos.sac.losses import SACLosses
+from spinup_tf2.algos.sac.losses import SACLosses, td_error
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.tf_setup import import_tensorflow
 
@@ -87,23 +87,28 @@ class TQCActorCritic(core.ActorCritic):
         return tf.reduce_mean(self.critics[i](obs, act), axis=-1)
 
 
-def quantile_huber_loss(quantiles, target):
+def quantile_huber_loss(quantiles, target, weights=None):
     """The quantile Huber loss (kappa 1) of ``quantiles`` (batch, M), at the midpoints
     tau_j = (j + 1/2) / M, against every ``target`` sample (batch, K): the mean over the
     batch, the M quantiles and the K targets of ``|tau_j - 1{u < 0}| * huber(u)``,
-    u = target - quantile."""
+    u = target - quantile; with ``weights`` (batch,), each transition's terms times its
+    weight (prioritized replay's importance weights)."""
     m = tf.shape(quantiles)[-1]
     tau = (tf.range(m, dtype=quantiles.dtype) + 0.5) / tf.cast(m, quantiles.dtype)
     u = target[:, None, :] - quantiles[:, :, None]  # (batch, M, K)
     huber = tf.where(tf.abs(u) <= 1.0, 0.5 * u ** 2, tf.abs(u) - 0.5)
     weight = tf.abs(tau[None, :, None] - tf.cast(u < 0, u.dtype))
+    if weights is not None:
+        weight = weight * weights[:, None, None]
     return tf.reduce_mean(weight * huber)
 
 
-def tqc_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha) -> SACLosses:
+def tqc_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha, weights=None) -> SACLosses:
     """TQC's losses: quantile critics trained towards the truncated pool of target
     quantiles; one Q loss per critic, each its share of the mean over all critics (so their
-    sum is the loss of the paper and of SB3)."""
+    sum is the loss of the paper and of SB3). ``weights``: prioritized replay's importance
+    weights; a transition's TD error is the largest, over the critics, of its mean quantile
+    less the kept targets' mean."""
     batch = tf.shape(o)[0]
     pi, logp_pi = ac.pi(o, noise=noise[:batch])
     pi_next, logp_pi_next = ac.pi(o2, noise=noise[batch:2 * batch])
@@ -117,8 +122,9 @@ def tqc_losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha) -> SACLosses:
                               * (z_next - alpha * logp_pi_next[:, None]))
 
     z = [q(o, a) for q in ac.critics]
-    loss_q = tuple(quantile_huber_loss(zi, backup) / n_critics for zi in z)
+    loss_q = tuple(quantile_huber_loss(zi, backup, weights) / n_critics for zi in z)
     # The policy maximises the mean of every quantile of every critic.
     q_pi = tf.reduce_mean(tf.concat([q(o, pi) for q in ac.critics], axis=1), axis=1)
     loss_pi = tf.reduce_mean(alpha * logp_pi - q_pi)
-    return SACLosses(loss_pi, loss_q, tuple(tf.reduce_mean(zi, axis=1) for zi in z), logp_pi)
+    q = tuple(tf.reduce_mean(zi, axis=1) for zi in z)
+    return SACLosses(loss_pi, loss_q, q, logp_pi, td_error(q, tf.reduce_mean(backup, axis=1)))
