@@ -298,3 +298,17 @@ def test_a_prioritized_run_killed_with_sigkill_resumes_as_if_never_stopped(tmp_p
                          text=True, timeout=HANG)
     assert res.returncode == 0, res.stderr[-3000:]
     assert rows(straight) == rows(killed)
+
+
+@pytest.mark.processes
+@pytest.mark.slow
+def test_two_mpi_ranks_each_prioritise_their_own_replay(tmp_path):
+    res = cli("sac", "--env", "Pendulum-v1", "--exp_name", "mp", "--cpu", "2", "--replay",
+              "per", "--data_dir", str(tmp_path), "--epochs", "2", "--steps_per_epoch", "800",
+              "--start_steps", "400", "--update_after", "200", "--num_test_episodes", "2",
+              "--hid", "[16]")
+    assert res.returncode == 0, res.stderr[-3000:]
+    run = tmp_path / "mp" / "mp_s0"
+    header, table = rows(run)
+    assert [r["TotalEnvInteracts"] for r in table] == ["800", "1600"]
+    assert np.isfinite(float(table[-1]["LossQ1"]))
