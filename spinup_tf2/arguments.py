@@ -158,6 +158,12 @@ SAC_ARGS = (
         help="With replay 'per' or 'lap', the priorities' exponent (0.6 and 0.4)."),
     Arg("priority_beta", "float", 0.4, low=0.0, high=1.0, since="0.3",
         help="With replay 'per', the importance weights' first exponent (to 1 at the end)."),
+    Arg("actors", "int", 0, low=0, since="0.3",
+        help="Ray actors collecting for this learner (0: collect in this process)."),
+    Arg("actor_steps", "int", 100, low=1, since="0.3",
+        help="With actors, steps each takes per round (it gets new weights each round)."),
+    Arg("actor_cpus", "float", 1.0, low=0.0, low_open=True, high=1024, since="0.3",
+        help="With actors, the CPUs each asks of the Ray cluster."),
 )
 
 LAUNCHER_ARGS = (

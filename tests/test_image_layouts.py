@@ -50,7 +50,7 @@ def test_which_images_get_a_layout():
     assert np.array_equal(layout.flatten_batch(img[None])[0], layout.flatten(img))
 
 
-@pytest.mark.parametrize("env_fn", [ChannelsFirst, Gray])
+@pytest.mark.parametrize("env_fn", [ChannelsFirst, pytest.param(Gray, marks=pytest.mark.slow)])
 def test_channels_first_and_gray_images_train_resume_and_ship(tmp_path, env_fn):
     straight, resumed = straight_and_resumed(tmp_path, 2, 1, env_fn, **PIXELS)
     assert straight == resumed and len(straight[1]) == 2

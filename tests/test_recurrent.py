@@ -196,6 +196,7 @@ def test_test_policy_and_export_carry_the_memory(run_dirs, capsys):
         assert "output 'next_state'" in text and "carrying the state" in text
 
 
+@pytest.mark.slow  # videos are tested by default on the MLP policy (test_video.py)
 def test_videos_of_a_recurrent_policy(run_dirs, tmp_path):
     """test_policy --video plays the policy with its memory; videos during training play a
     fork of the agent, so the run's numbers (and the training episode's memory) are those

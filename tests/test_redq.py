@@ -79,6 +79,7 @@ def test_redq_trains_through_sac_resumes_exactly_and_exports_every_critic(tmp_pa
     assert {f"q{i}" for i in range(1, 6)} <= set(saved.signatures)
 
 
+@pytest.mark.slow  # REDQ trains through sac() in the default run too, on small settings
 def test_redq_runs_with_its_own_defaults(tmp_path):
     from spinup_tf2 import redq as redq_fn
 

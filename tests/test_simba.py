@@ -70,7 +70,9 @@ def test_crossq_blocks_renormalise_by_the_batch_and_droq_blocks_drop_out():
     np.testing.assert_array_equal(droq.critic(0, o, a).numpy(), droq.critic(0, o, a).numpy())
 
 
-@pytest.mark.parametrize("algo", ["sac", "tqc", "crossq", "droq"])
+# The variants' SimBa runs are slow-marked (CI runs them): the default run keeps SAC's.
+@pytest.mark.parametrize("algo", ["sac", *(pytest.param(a, marks=pytest.mark.slow)
+                                          for a in ("tqc", "crossq", "droq"))])
 def test_simba_trains_through_sac_and_the_variants_and_resumes_exactly(tmp_path, algo):
     kwargs = dict(ac_kwargs=SIMBA, normalize_obs=True)
     if algo != "sac":
@@ -88,7 +90,8 @@ def test_simba_trains_through_sac_and_the_variants_and_resumes_exactly(tmp_path,
                        for k in arrays.files)
 
 
-@pytest.mark.parametrize("algo", ["mlp", "crossq", "droq"])
+@pytest.mark.parametrize("algo", ["mlp", *(pytest.param(a, marks=pytest.mark.slow)
+                                          for a in ("crossq", "droq"))])
 def test_a_simba_policy_exports_within_1e_5_and_replays(tmp_path, algo):
     from helpers import cli
 

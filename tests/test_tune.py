@@ -114,6 +114,7 @@ def test_bad_input_is_a_paragraph_before_anything_starts(tmp_path, args, words):
     assert not (tmp_path / "d" / "tune_sac").exists()
 
 
+@pytest.mark.slow  # a whole study (80 s on 2 cores); the default run keeps tune's checks
 def test_a_study_prunes_and_its_trials_are_runs(local_study, tmp_path):
     study_dir, out = local_study
     rows = table(study_dir)

@@ -45,6 +45,10 @@ kinds:
 - ``timed WHAT PART``: README's newcomer commands as measured
   (``benchmarks/timing/newcomer.py``: ``quickstart install``, ``quickstart run``, ``tests
   install``, ``tests run``; ``timed machine``: the machine they were measured on).
+- ``result FILE KIND KEY FORMAT``: a timing's figure, from the last row of
+  ``benchmarks/results/FILE`` whose ``kind`` is KIND: its KEY (``a.b`` for a key inside
+  one), as FORMAT: ``percent`` (0.046: 4.6%), ``x`` (a ratio, 0.87x), ``whole``, or a
+  number of decimals.
 
 ``tests/test_facts.py`` fails when a marked figure and the data disagree.
 """
@@ -61,7 +65,7 @@ import sys
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 BENCH = osp.join(REPO, "data", "benchmarks")
 DOCS = ["README.md", "docs/benchmarks.md", "docs/algorithms/family.md", "docs/user/pixels.md",
-        "docs/user/goals.md", "docs/user/memory.md"]
+        "docs/user/goals.md", "docs/user/memory.md", "docs/user/running.md"]
 # Spinning Up's five MuJoCo tasks, as learning.py's default suite runs them.
 GROUPS = {"spinningup": [f"sac-{t}-v5" for t in ("halfcheetah", "hopper", "walker2d", "ant",
                                                  "swimmer")]}
@@ -107,6 +111,20 @@ def smoothed(task: str, step: int, n: int | None = None, mean_only: bool = False
     return number(mean) if mean_only else f"{number(mean)} ± {number(sd)}"
 
 
+def result(file: str, kind: str, key: str, fmt: str) -> str:
+    """A figure of a timing's result (see the ``result`` kind in the module's docstring)."""
+    with open(osp.join(REPO, "benchmarks", "results", file)) as f:
+        row = [r for r in map(json.loads, f) if r.get("kind") == kind][-1]
+    for part in key.split("."):
+        row = row[part]
+    x = float(row)
+    if fmt == "percent":
+        return f"{100 * x:.1f}%"
+    if fmt == "x":
+        return f"{x:.2f}x"
+    return number(x) if fmt == "whole" else f"{x:.{int(fmt)}f}"
+
+
 def fact(words: list[str]) -> str:
     """The text of the fact ``words`` (its kind, then its arguments)."""
     kind, spec, *rest = words
@@ -117,6 +135,8 @@ def fact(words: list[str]) -> str:
         finally:
             sys.path.pop(0)
         return newcomer.figure(spec, rest[0] if rest else "")
+    if kind == "result":
+        return result(spec, *rest)
     if kind in ("smoothed", "smoothedmean"):
         return smoothed(spec, int(rest[0]), int(rest[1]) if len(rest) > 1 else None,
                         kind == "smoothedmean")

@@ -80,10 +80,10 @@ def check_cpus_per_task(cpus: list, need: int, what: str) -> None:
 
 
 @contextlib.contextmanager
-def connect(address: str | None = None):
+def connect(address: str | None = None, local_cpus: int | None = None):
     """Join the Ray cluster at ``address`` (or ``RAY_ADDRESS``; without either, start a
-    local one) and yield ``(ray, CPUs of each live node, a line naming the cluster)``; leave
-    it after."""
+    local one, of ``local_cpus`` CPUs if given: this machine's otherwise) and yield ``(ray,
+    CPUs of each live node, a line naming the cluster)``; leave it after."""
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address is None or address.split(":")[0] in ("127.0.0.1", "localhost"):
         # A one-machine cluster: keep Ray on the loopback interface. (Ray otherwise
@@ -104,7 +104,8 @@ def connect(address: str | None = None):
     try:
         # "local": a new cluster for this sweep, never one an earlier `ray start` left.
         ray.init(address=address or "local", include_dashboard=False, log_to_driver=False,
-                 logging_level=logging.ERROR, configure_logging=True)
+                 logging_level=logging.ERROR, configure_logging=True,
+                 **({"num_cpus": local_cpus} if local_cpus and not address else {}))
     except (ConnectionError, RuntimeError) as err:
         raise SpinupError(f"Could not join the Ray cluster at {address or '(local)'}: {err}. "
                           f"If the cluster uses token authentication, give this driver its "
@@ -261,8 +262,11 @@ def _run_variant(name: str, payload: bytes, out: str, resuming: bool, events) ->
             rundir.open_log(osp.join(out, rundir.STDOUT), append=resuming) as log:
         log.write(f"[spinup_tf2] variant {name}: Ray task on node {node}\n")
         log.flush()
+        # A run with actors (sac(actors=N)) puts them on this task's cluster.
+        cluster = getattr(ray.get_runtime_context(), "gcs_address", None)
+        env = dict(os.environ, **({"RAY_ADDRESS": cluster} if cluster else {}))
         proc = subprocess.Popen([sys.executable, "-m", ENTRYPOINT, write_payload(payload, tmp)],
-                                stdout=log, stderr=subprocess.STDOUT)
+                                stdout=log, stderr=subprocess.STDOUT, env=env)
         log.write(f"[spinup_tf2] experiment process: pid {proc.pid}\n")
         log.flush()
         try:

@@ -12,6 +12,7 @@ block. Those speed-ups, and the fused Adam and polyak steps, live in
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import operator
 import time
@@ -238,7 +239,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
         normalize_obs=False, overwrite=False, video_freq=0, updates_per_step=1, num_envs=1,
         vector_mode="sync", replay_buffer_class=None, n_step=1, her=False, n_sampled_goal=4,
         goal_selection_strategy="future", replay="uniform", priority_alpha=None,
-        priority_beta=0.4):
+        priority_beta=0.4, actors=0, actor_steps=100, actor_cpus=1.0):
     """
     Soft Actor-Critic (SAC), as Spinning Up runs it, in TensorFlow 2 / Keras 3.
 
@@ -447,6 +448,21 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
         priority_beta (float): With ``replay='per'``, the importance weights'
             exponent at the first update; it grows linearly to 1 by the last.
 
+        actors (int): Ray actors that collect for this process, which learns
+            (:mod:`~spinup_tf2.algos.sac.actors`, Ape-X's layout): each steps
+            its own environment copy with its own seed and a copy of the
+            policy, ``actor_steps`` steps a round, in pipelined rounds that
+            keep ``updates_per_step`` to the steps collected; on
+            ``RAY_ADDRESS``'s cluster, or a local one. 0 (the default)
+            collects here. Not with ``num_envs`` > 1, MPI, ``her``, pixels
+            or a recurrent actor-critic.
+
+        actor_steps (int): With ``actors``, the steps each takes per round;
+            it gets the learner's latest weights with each round.
+
+        actor_cpus (float): With ``actors``, the CPUs each actor asks of the
+            cluster.
+
     """
     config = dict(locals())
     alpha, tuner_args = check_sac_args(config)
@@ -475,15 +491,15 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     ac, ac_targ = build_actor_critics(actor_critic, env.observation_space, env.action_space,
                                       ac_kwargs, normalizer, variant.targets)
     replay_buffer = make_replay(variant, ac, obs_dim, act_dim, replay_size, envs.frame_stack(env),
-                                num_envs, replay_buffer_class, n_step, gamma, her_kwargs,
+                                max(num_envs, actors), replay_buffer_class, n_step, gamma,
+                                her_kwargs,
                                 priority_of(config, local_steps_per_epoch, local_update_after))
     get_action, saved_model = variant.agent_and_export(ac, rng, n_noise, discrete, obs_dim, spaces)
+    collector, stride = make_collector(config, env, variant, ac, seed, local_start_steps, spaces)
 
     # Only now, with every argument tried, is anything written.
-    resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
-    # What steps: env, or num_envs copies of it (then env only records how they are made).
-    collector = env if num_envs == 1 else VectorEpisodes(
-        env_fn, num_envs, vector_mode, max_ep_len, seed, envs.stats_attributes(env), layout, scale)
+    with closed_on_error(collector):
+        resume_epoch = check_output_dir(config, logger_kwargs, resume, overwrite)  # nothing lost
     logger = EpochLogger(**logger_kwargs, append_after=resume_epoch)
     logger.save_config(dict(config, logger=logger))
     log_param_counts(logger, ac)
@@ -504,8 +520,8 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     runaway = RunawayWatch(replay_buffer, gamma, alpha if tuner is None else None)
 
     # Main loop: collect experience in env and update/log each epoch
-    for t in range(t_start, local_steps_per_epoch * epochs, num_envs):
-        if num_envs > 1:  # num_envs transitions at once, each handled as below
+    for t in range(t_start, local_steps_per_epoch * epochs, stride):
+        if stride > 1:  # stride transitions at once (copies, or actors), each handled as below
             o = collector.step(o, get_action if t > local_start_steps else None,
                                replay_buffer, logger, normalizer)
         else:
@@ -535,7 +551,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
                 get_action.reset()
 
         # Update handling: update_every * updates_per_step updates in one compiled call
-        blocks = update_blocks(t, num_envs, update_every)
+        blocks = update_blocks(t, stride, update_every)
         if t >= local_update_after and blocks:
             info = run_updates(update_block, replay_buffer, batch_size, rng,
                                blocks * update_every * updates_per_step,
@@ -543,11 +559,11 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
             check_finite(info, t, local_steps_per_epoch, saved_epoch, logger.output_dir)
             logger.store(**info)
             get_action.refresh()
-        progress.update(t + num_envs)
+        progress.update(t + stride)
 
         # End of epoch handling
-        if (t + num_envs) % local_steps_per_epoch == 0:
-            epoch = (t + num_envs) // local_steps_per_epoch
+        if (t + stride) % local_steps_per_epoch == 0:
+            epoch = (t + stride) // local_steps_per_epoch
             saving = (epoch % save_freq == 0) or (epoch == epochs)
             with rundir.writing(logger.output_dir):  # a refused write stops the run, files whole
                 # Save model
@@ -561,12 +577,12 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
 
                 # Log info about epoch
                 progress.close()
-                log_epoch(logger, epoch, (t + num_envs) * n_procs, time.time() - start_time,
+                log_epoch(logger, epoch, (t + stride) * n_procs, time.time() - start_time,
                           update.logged_keys, bool(success), runaway)
 
                 # The checkpoint comes after the row: resuming never repeats or skips one.
                 if saving:
-                    checkpoint.save(t + num_envs, epoch, ep_ret, ep_len, time.time() - start_time)
+                    checkpoint.save(t + stride, epoch, ep_ret, ep_len, time.time() - start_time)
                 videos.after_epoch(logger.output_dir, epoch, epoch == epochs, get_action.fork(),
                                    env.env)
     collector.close()
@@ -593,6 +609,40 @@ def replay_keywords(replay: str, extra: tuple) -> tuple[tuple, dict]:
         return extra, {}
     *extra, weights = extra
     return tuple(extra), (dict(huber=True) if replay == "lap" else dict(weights=weights))
+
+
+def make_collector(config: dict, env, variant: Variant, ac, seed: int, start_steps: int,
+                   spaces) -> tuple:
+    """``(collector, stride)``: what steps, and the transitions it gives at a time: ``env``
+    itself (1), ``num_envs`` copies of it (``VectorEpisodes``; then env only records how
+    they are made), or with ``actors`` Ray actors in rounds of ``actors x actor_steps``
+    (:class:`~spinup_tf2.algos.sac.actors.RayActors`, refused first where they cannot
+    work)."""
+    num_envs, n = config["num_envs"], config["actors"]
+    if n:
+        from spinup_tf2.algos.sac.actors import RayActors, check_actors
+
+        check_actors(config, variant, num_procs())
+        make = dict(env_fn=config["env_fn"], actor_critic=config["actor_critic"],
+                    ac_kwargs=config["ac_kwargs"], normalize_obs=config["normalize_obs"],
+                    max_ep_len=config["max_ep_len"])
+        return (RayActors(n, config["actor_steps"], make, ac, seed, start_steps,
+                          config["actor_cpus"]), n * config["actor_steps"])
+    if num_envs == 1:
+        return env, 1
+    return VectorEpisodes(config["env_fn"], num_envs, config["vector_mode"],
+                          config["max_ep_len"], seed, envs.stats_attributes(env),
+                          spaces.layout, spaces.scale), num_envs
+
+
+@contextlib.contextmanager
+def closed_on_error(collector):
+    """Close ``collector`` (its processes, its actors) if the block raises."""
+    try:
+        yield
+    except BaseException:
+        collector.close()
+        raise
 
 
 def update_blocks(t: int, num_envs: int, update_every: int) -> int:
