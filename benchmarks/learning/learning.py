@@ -130,6 +130,10 @@ def main() -> int:
                    help="--suite mujoco: prioritized replay (sac(replay=...)) instead of "
                         "uniform, into sac-<replay>[-<4N>k]-<env>/ (issue 79's evidence: "
                         "--replay per --epochs 75 --seed 0 10 20 30 40)")
+    p.add_argument("--actors", type=int,
+                   help="--suite mujoco: collect with this many Ray actors (sac(actors=N)), "
+                        "into sac-actors<N>[-<4N>k]-<env>/ (issue 79's evidence: --actors 4 "
+                        "--epochs 25 --env HalfCheetah-v5 --seed 0 10 20 30 40)")
     p.add_argument("--env", nargs="*", help="default: the suite's tasks")
     p.add_argument("--seed", nargs="*", type=int, default=None,
                    help="default: 0 10 20 30 40, and 50 ... 90 on HalfCheetah-v5 and Hopper-v5 "
@@ -175,12 +179,13 @@ def main() -> int:
         prefix, family_settings = "tqc-sacsettings", dict(lr=1e-3, alpha=0.2)
     if family and a.epochs != 25:  # not the 100k evidence, which stays as bundled
         prefix = f"{prefix}-{a.epochs * 4}k"
-    if a.replay is not None:
-        if a.suite != "mujoco":
-            p.error(f"--replay {a.replay} runs SAC's MuJoCo suite with prioritized replay: "
-                    f"give it with --suite mujoco")
-        prefix = f"sac-{a.replay}" + (f"-{a.epochs * 4}k" if a.epochs != 88 else "")
-        family_settings = dict(replay=a.replay)
+    if a.replay is not None or a.actors:
+        if a.suite != "mujoco" or (a.replay and a.actors):
+            p.error("--replay and --actors run SAC's MuJoCo suite with prioritized replay or "
+                    "with actors: give one of them, with --suite mujoco")
+        kind = a.replay or f"actors{a.actors}"
+        prefix = f"sac-{kind}" + (f"-{a.epochs * 4}k" if a.epochs != 88 else "")
+        family_settings = dict(replay=a.replay) if a.replay else dict(actors=a.actors)
 
     from spinup_tf2.utils.run_utils import call_experiment, setup_logger_kwargs
 
@@ -214,7 +219,7 @@ def main() -> int:
             import spinup_tf2
 
             settings = (dict(DMC_SETTINGS, **DMC[env][1]) if dmc else HER_SETTINGS if her
-                        else family_settings if family or a.replay else {})
+                        else family_settings if family or a.replay or a.actors else {})
             algo = getattr(spinup_tf2, a.suite) if family else spinup_tf2.sac
             call_experiment(exp_name, algo, seed=seed, data_dir=a.data_dir,
                             env_name=env, epochs=a.epochs, resume=resume, **settings)

@@ -153,8 +153,14 @@ class RayActors:
                  cpus: float = 1.0):
         import math
 
+        from spinup_tf2.errors import is_installed
         from spinup_tf2.launch.ray_backend import check_cpus_per_task, connect
 
+        if not is_installed("ray"):
+            raise SpinupError(f"sac() got actors={n}, which runs on Ray, but Ray is not "
+                              f"installed. Install the optional extra: pip install -e "
+                              f"'.[ray]' in a clone of spinup_tf2 (or pip install 'ray>=2.9'). "
+                              f"Nothing was written.")
         self.stack = contextlib.ExitStack()
         # A local cluster has a CPU for each actor (and the learner's): actors that wait on
         # a slow simulator need no core of their own.
