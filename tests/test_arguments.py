@@ -39,7 +39,9 @@ def test_what_the_launcher_and_the_resume_check_derive_from_it():
     assert arguments.ADDED_ARGS == {"updates_per_step": 1, "num_envs": 1,
                                     "vector_mode": "sync", "replay_buffer_class": None,
                                     "n_step": 1, "her": False, "n_sampled_goal": 4,
-                                    "goal_selection_strategy": "future"}
+                                    "goal_selection_strategy": "future", "replay": "uniform",
+                                    "priority_alpha": None, "priority_beta": 0.4,
+                                    "actors": 0, "actor_steps": 100, "actor_cpus": 1.0}
     assert arguments.SWITCHES == {"recurrent": False, "pixels": False}
     assert arguments.RUN_KEYS[0] == "num_cpu" and "ray_address" in arguments.RUN_KEYS
     assert not {a.name for a in arguments.LAUNCHER_ARGS} & {a.name for a in arguments.SAC_ARGS}

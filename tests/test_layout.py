@@ -129,8 +129,10 @@ def test_the_environment_has_one_home():
             if used:
                 outside[rel] = used
     # sac() wraps its environments in envs' classes (and its __main__, Spinning Up's script,
-    # calls gym.make); test_policy and the videos render in envs' RenderingEnv.
+    # calls gym.make), as each of its Ray actors wraps its copy; test_policy and the videos
+    # render in envs' RenderingEnv.
     assert outside == {"algos/sac/sac.py": ["gym.make(", "VectorEpisodes(", "ReplayableEpisodes("],
+                       "algos/sac/actors.py": ["ReplayableEpisodes("],
                        "policy/video.py": ["RenderingEnv("],
                        "policy/load.py": ["RenderingEnv("]}
 

@@ -47,7 +47,6 @@ class Collector:
                  max_ep_len: int):
         from spinup_tf2 import envs
         from spinup_tf2.algos.sac import core
-        from spinup_tf2.algos.sac import sac as S
         from spinup_tf2.envs import ReplayableEpisodes
         from spinup_tf2.envs.spaces import check_spaces
 
@@ -56,8 +55,8 @@ class Collector:
         discrete, _, _, n_noise = check_spaces(obs_space, act_space, normalize_obs)
         normalizer = (core.ObsNormalizer(obs_space.shape[0], name="obs_normalizer")
                       if normalize_obs else None)
-        self.ac, _ = S.build_actor_critics(actor_critic, obs_space, act_space, ac_kwargs,
-                                           normalizer, targets=False)
+        kwargs = dict(ac_kwargs, obs_normalizer=normalizer) if normalizer else ac_kwargs
+        self.ac = core.adapt_instance(actor_critic(obs_space, act_space, **kwargs))
         self.make = lambda s: ReplayableEpisodes(env, s, layout, scale)
         self.max_ep_len, self.n_noise, self.discrete = max_ep_len, n_noise, discrete
         self.reseed(seed)
