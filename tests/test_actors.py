@@ -92,6 +92,14 @@ def collectors() -> list:
     return found
 
 
+def started(tmp_path, epochs: int, **popen) -> tuple:
+    """``(process, run directory)``: SCRIPT's run of ``epochs`` epochs, started."""
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT)
+    out = str(tmp_path / "run")
+    return subprocess.Popen([sys.executable, str(script), out, str(epochs)], **popen), out
+
+
 def wait_for_rows(path: str, n: int, proc) -> None:
     deadline = time.time() + HANG  # a hang detector, not a speed limit
     progress = os.path.join(path, "progress.txt")
@@ -106,11 +114,8 @@ def wait_for_rows(path: str, n: int, proc) -> None:
 @pytest.mark.ray
 @pytest.mark.processes
 def test_an_actor_killed_with_sigkill_is_restarted_and_the_run_goes_on(tmp_path):
-    script = tmp_path / "run.py"
-    script.write_text(SCRIPT)
-    out = str(tmp_path / "run")
-    proc = subprocess.Popen([sys.executable, str(script), out, "4"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc, out = started(tmp_path, 4, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                        text=True)
     wait_for_rows(out, 1, proc)
     (victim, *_) = collectors()
     os.kill(victim, signal.SIGKILL)
@@ -125,18 +130,14 @@ def test_an_actor_killed_with_sigkill_is_restarted_and_the_run_goes_on(tmp_path)
 @pytest.mark.ray
 @pytest.mark.processes
 def test_the_learner_killed_resumes_with_fresh_actors_and_no_row_repeated(tmp_path):
-    script = tmp_path / "run.py"
-    script.write_text(SCRIPT)
-    out = str(tmp_path / "run")
-    proc = subprocess.Popen([sys.executable, str(script), out, "3"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, out = started(tmp_path, 3, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for_rows(out, 1, proc)
     while proc.poll() is None and not os.path.isdir(os.path.join(out, "train_state")):
         time.sleep(0.05)  # epoch 1's checkpoint, written after its row
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     done = len(rows(out)[1])
-    res = subprocess.run([sys.executable, str(script), out, "3", "resume"],
+    res = subprocess.run([sys.executable, str(tmp_path / "run.py"), out, "3", "resume"],
                          capture_output=True, text=True, timeout=HANG)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "Resuming the run" in res.stdout

@@ -166,6 +166,7 @@ def test_parallel_resume_appends_each_runs_log(tmp_path):
         assert "Resuming the run" in log.split("Logging data to")[2]
 
 
+@pytest.mark.slow  # 30 s; every default CLI test sends a payload too
 def test_payload_of_any_size_reaches_the_experiment(tmp_path):
     """An env_fn closing over 320 KB (over the 128 KiB a command-line argument may
     hold) runs, under one process and under a sweep; no payload file is left."""

@@ -219,6 +219,7 @@ def test_videos_of_a_recurrent_policy(run_dirs, tmp_path):
     assert rows(with_video) == rows(without)
 
 
+@pytest.mark.slow  # 23 s; --recurrent on the command line is checked by default below
 def test_cli_recurrent_discrete_on_position_only_cartpole(tmp_path):
     out = cli("sac", "--env", "CartPole-P-v1", "--recurrent", "--exp_name", "rec",
               "--ac_kwargs:memory_size", "8", "--ac_kwargs:sequence_length", "4",

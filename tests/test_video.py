@@ -110,6 +110,7 @@ def test_videos_during_training_change_no_number(tmp_path):
     assert not os.path.exists(os.path.join(without, "videos"))
 
 
+@pytest.mark.slow  # 25 s, a whole script run twice
 def test_a_script_without_a_main_guard_gets_told_why_its_video_failed(tmp_path):
     """The rendering process is spawned, so it runs an unguarded script's top level again
     (here: a second sac() into the same, locked, directory) and stops at once."""

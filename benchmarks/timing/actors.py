@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime
-import json
 import os
 import os.path as osp
 import subprocess
@@ -67,7 +65,7 @@ def main() -> int:
     if a.one is not None:
         one(a.one, a.sleep_ms, a.run_dir)
         return 0
-    from bf16_matmul import cpu
+    from bf16_matmul import report
 
     rates = {}
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", SPINUP_TF2_WAIT_BEFORE_LAUNCH="0")
@@ -79,14 +77,9 @@ def main() -> int:
                            stdout=subprocess.DEVNULL)
             rates[n] = rate(run)
         print(f"{n} actors: {rates[n]:.1f} env steps/s", flush=True)
-    result = dict(kind="actors", env="HalfCheetah-v5", sleep_ms=a.sleep_ms,
-                  steps_per_s={str(n): r for n, r in rates.items()},
-                  ideal_one_actor=1000 / a.sleep_ms, **cpu(),
-                  date=datetime.date.today().isoformat())
-    print(json.dumps(result))
-    if a.out:
-        with open(a.out, "a") as f:
-            f.write(json.dumps(result) + "\n")
+    report(dict(kind="actors", env="HalfCheetah-v5", sleep_ms=a.sleep_ms,
+                steps_per_s={str(n): r for n, r in rates.items()},
+                ideal_one_actor=1000 / a.sleep_ms), a.out)
     return 0
 
 

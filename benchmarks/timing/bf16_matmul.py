@@ -40,6 +40,16 @@ def cpu() -> dict:
                       if f in flags]}
 
 
+def report(result: dict, out: str | None) -> None:
+    """Print a timing's ``result`` (with the CPU and the date added) and append it to ``out``
+    (a .jsonl file), if given: how the timings here write what they measured."""
+    result.update(cpu(), date=datetime.date.today().isoformat())
+    print(json.dumps(result))
+    if out:
+        with open(out, "a", encoding="utf-8") as f:
+            f.write(json.dumps(result) + "\n")
+
+
 def gflops(tf, n: int, dtype, calls: int, rounds: int) -> float:
     x = tf.cast(tf.random.normal([BATCH, n]), dtype)
     w = tf.cast(tf.random.normal([n, n]) / n ** 0.5, dtype)

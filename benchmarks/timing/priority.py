@@ -21,8 +21,6 @@ HalfCheetah-v5 run's buffer (random actions, then blocks of SAC updates).
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
 import os.path as osp
 import statistics
@@ -34,7 +32,7 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from bf16_matmul import cpu  # noqa: E402  (the CPU's model and flags, as the other timings)
+from bf16_matmul import report  # noqa: E402  (written with the CPU, as the other timings)
 
 ENV, BLOCK, BATCH = "HalfCheetah-v5", 50, 100
 
@@ -130,12 +128,7 @@ def main() -> int:
     p.add_argument("--blocks", type=int, default=40)
     p.add_argument("--out", help="append the result to this .jsonl file")
     a = p.parse_args()
-    result = cost(a.rounds) if a.what == "cost" else staleness(a.blocks)
-    result.update(cpu(), date=datetime.date.today().isoformat())
-    print(json.dumps(result, indent=1))
-    if a.out:
-        with open(a.out, "a") as f:
-            f.write(json.dumps(result) + "\n")
+    report(cost(a.rounds) if a.what == "cost" else staleness(a.blocks), a.out)
     return 0
 
 
