@@ -80,16 +80,24 @@ sac(lambda: gym.make("Pendulum-v1"), actors=2, actor_steps=100, epochs=int(sys.a
 """
 
 
-def collectors() -> list:
-    """The PIDs of the Ray actors' processes on this machine (Ray names them by class)."""
+def collectors(run: str) -> list:
+    """The PIDs of the Ray actors' processes of the run in ``run`` (Ray names them by class;
+    they inherit the environment of the run, which :func:`started` marks with its
+    directory, so another test's actors are never taken)."""
     import psutil
 
     found = []
     for p in psutil.process_iter(["cmdline"]):
         cmd = " ".join(p.info["cmdline"] or [])
-        if cmd.startswith("ray::Collector"):
-            found.append(p.pid)
+        try:
+            if cmd.startswith("ray::Collector") and p.environ().get(MARK) == run:
+                found.append(p.pid)
+        except psutil.Error:  # gone, or not ours to read
+            pass
     return found
+
+
+MARK = "SPINUP_TF2_TEST_ACTORS_RUN"  # which run a process belongs to (see collectors)
 
 
 def started(tmp_path, epochs: int, **popen) -> tuple:
@@ -97,7 +105,8 @@ def started(tmp_path, epochs: int, **popen) -> tuple:
     script = tmp_path / "run.py"
     script.write_text(SCRIPT)
     out = str(tmp_path / "run")
-    return subprocess.Popen([sys.executable, str(script), out, str(epochs)], **popen), out
+    return subprocess.Popen([sys.executable, str(script), out, str(epochs)],
+                            env=dict(os.environ, **{MARK: out}), **popen), out
 
 
 def wait_for_rows(path: str, n: int, proc) -> None:
@@ -117,7 +126,7 @@ def test_an_actor_killed_with_sigkill_is_restarted_and_the_run_goes_on(tmp_path)
     proc, out = started(tmp_path, 4, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                         text=True)
     wait_for_rows(out, 1, proc)
-    (victim, *_) = collectors()
+    (victim, *_) = collectors(out)
     os.kill(victim, signal.SIGKILL)
     text, _ = proc.communicate(timeout=HANG)
     assert proc.returncode == 0, text[-3000:]
