@@ -190,7 +190,6 @@ class RayActors:
                               f"module only on this machine's path is not). Nothing was "
                               f"written.") from None
         self.inflight, self.fresh = None, False
-        self.action_space = None
 
     def actor_seed(self, i: int) -> int:
         """Actor ``i``'s seed: its own, new at each restart and each resumed run."""

@@ -24,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 
 from spinup_tf2.algos.sac.buffers import ReplayBuffer, check_shape
-from spinup_tf2.arguments import REPLAYS  # noqa: F401 (sac(replay=...): 'uniform', 'per', 'lap')
 from spinup_tf2.errors import SpinupError
 
 DEFAULT_ALPHA = {"per": 0.6, "lap": 0.4}  # Schaul et al.'s proportional; TD7's LAP
@@ -156,11 +155,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
             weights = (leaf / self.tree.min) ** -self.beta()
         self.draws += 1 if n_batches is None else n_batches
         self.drawn = idxs
-        batch = {k: np.take(buf, idxs, axis=0) for k, buf in (
-            ("obs", self.obs_buf), ("obs2", self.obs2_buf), ("act", self.act_buf),
-            ("rew", self.rew_buf), ("done", self.done_buf), ("steps", self.steps_buf))}
-        batch["weights"] = weights.astype(np.float32)
-        return batch
+        return dict(self.gather(idxs), weights=weights.astype(np.float32))
 
     def priorities_of(self, td: np.ndarray) -> np.ndarray:
         """``p ** alpha`` for TD errors ``td``: ``(|td| + eps) ** alpha`` (PER) or
@@ -210,12 +205,14 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         self.max_leaf, self.draws, self.pending, self.drawn = max_leaf, int(draws), [], None
 
 
-def check_priority(replay: str, args: dict, variant) -> None:
-    """Refuse, before anything is written, prioritized replay (``replay`` 'per' or 'lap')
+def check_priority(args: dict, variant) -> None:
+    """Refuse, before anything is written, prioritized replay (``args``: sac()'s, whose
+    ``replay`` is 'per' or 'lap')
     where it cannot work: beside a buffer of one's own, with hindsight relabelling, on a
     buffer that keeps steps in order (image frames, recurrent windows), with losses that
     take no importance ``weights``, and LAP with losses that take no ``huber`` (critics
     that learn a distribution rather than a squared TD error)."""
+    replay = args["replay"]
     if replay == "uniform":
         return
     import inspect

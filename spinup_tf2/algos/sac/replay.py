@@ -51,7 +51,7 @@ def check_replay(variant: Variant, layout, env, args: dict, obs_dim: int | tuple
                           f"buffer keeps its steps in order ({variant.keeps}), not as single "
                           f"transitions. Nothing was written. Drop --{what.split('=')[0]} or "
                           f"--{variant.name}.")
-    check_priority(args["replay"], args, variant)
+    check_priority(args, variant)
     check_updates(args, variant, obs_dim, act_dim)
     if not her:
         return None

@@ -492,8 +492,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
                                       ac_kwargs, normalizer, variant.targets)
     replay_buffer = make_replay(variant, ac, obs_dim, act_dim, replay_size, envs.frame_stack(env),
                                 max(num_envs, actors), replay_buffer_class, n_step, gamma,
-                                her_kwargs,
-                                priority_of(config, local_steps_per_epoch, local_update_after))
+                                her_kwargs, priority_of(config))
     get_action, saved_model = variant.agent_and_export(ac, rng, n_noise, discrete, obs_dim, spaces)
     collector, stride = make_collector(config, env, variant, ac, seed, local_start_steps, spaces)
 
@@ -591,11 +590,13 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     return ac
 
 
-def priority_of(config: dict, local_steps_per_epoch: int, local_update_after: int) -> dict | None:
+def priority_of(config: dict) -> dict | None:
     """The prioritized replay buffer's settings for ``config``'s ``replay`` (None:
-    uniform), its beta annealed over this process's updates."""
+    uniform), its beta annealed over this process's updates (:func:`process_shares`)."""
     if config["replay"] == "uniform":
         return None
+    _, local_steps_per_epoch, _, local_update_after, _ = process_shares(
+        config["steps_per_epoch"], config["start_steps"], config["update_after"], 1)
     steps = config["epochs"] * local_steps_per_epoch - local_update_after
     return dict(kind=config["replay"], alpha=config["priority_alpha"],
                 beta=config["priority_beta"], anneal_updates=steps * config["updates_per_step"])
