@@ -6,6 +6,7 @@
     python benchmarks/speed.py --algo tqc       # a variant of the SAC family, as FAMILY sets it
     python benchmarks/speed.py --algo tqc --n_critics 5  # TQC with its own default (5 critics)
     python benchmarks/speed.py --algo crossq --critic_width 2048  # CrossQ at the paper's width
+    python benchmarks/speed.py --algo crossq --precision bfloat16  # products in bfloat16
 
 Runs the real ``sac()`` training loop with Spinning Up's settings (256x256 ReLU,
 batch 100, lr 1e-3, alpha 0.2, polyak 0.995, 50 updates after every 50 steps),
@@ -94,6 +95,9 @@ def main():
     p.add_argument("--critic_width", type=int,
                    help="CrossQ or SimbaV2: critics this wide instead of FAMILY's (CrossQ's "
                         "512; the paper's 2048)")
+    p.add_argument("--precision", choices=["float32", "bfloat16"], default="float32",
+                   help="sac(precision=...): the update's hidden-layer products in bfloat16 "
+                        "(a CPU with avx512_bf16 or amx_bf16)")
     p.add_argument("--json", action="store_true", help="print one JSON line only")
     a = p.parse_args()
     if a.critic_width and a.algo == "sac":
@@ -158,7 +162,7 @@ def main():
             env_fn, **ac, seed=0, steps_per_epoch=a.total, epochs=1, start_steps=a.start,
             update_after=a.start, update_every=UPDATE_EVERY,
             replay_size=a.total + 1 if a.pixels else int(1e6), num_test_episodes=0,
-            logger_kwargs=dict(output_dir=out), **settings)
+            logger_kwargs=dict(output_dir=out), precision=a.precision, **settings)
     finally:
         sys.stdout = stdout
     clock = envs[0]
@@ -169,7 +173,7 @@ def main():
                critic_width=(settings["ac_kwargs"]["critic_hidden_sizes"][0]
                              if "critic_hidden_sizes" in settings.get("ac_kwargs", {})
                              else None),
-               pixels=a.pixels, batch_size=settings["batch_size"],
+               pixels=a.pixels, batch_size=settings["batch_size"], precision=a.precision,
                tensorflow=spinup_tf2.tf_version(),
                updates_per_s=updates_per_block / block,
                env_steps_per_s=(a.total - a.measure_from) / (clock.t1 - clock.t0),

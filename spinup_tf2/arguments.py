@@ -22,6 +22,8 @@ FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max, without n
 VECTOR_MODES = ("sync", "async")  # how num_envs copies step: here, or one process each
 GOAL_STRATEGIES = ("future", "final", "episode")  # where HER's new goal comes from
 REPLAYS = ("uniform", "per", "lap")  # how minibatches are drawn (algos/sac/priority.py)
+PRECISIONS = ("float32", "bfloat16")  # the training step's matrix products (core.products)
+BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")  # a CPU that multiplies bfloat16 natively
 
 
 class Arg(NamedTuple):
@@ -164,6 +166,9 @@ SAC_ARGS = (
         help="With actors, steps each takes per round (it gets new weights each round)."),
     Arg("actor_cpus", "float", 1.0, low=0.0, low_open=True, high=1024, since="0.3",
         help="With actors, the CPUs each asks of the Ray cluster."),
+    Arg("precision", "str", "float32", since="0.3", choices=PRECISIONS,
+        help="The update's matrix products: 'float32' or 'bfloat16' (a CPU with AVX512_BF16 "
+             "or AMX)."),
 )
 
 LAUNCHER_ARGS = (

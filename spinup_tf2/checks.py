@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from spinup_tf2 import rundir
-from spinup_tf2.arguments import CHECKED, FLOAT32_MAX, problem
+from spinup_tf2.arguments import BF16_CPU_FLAGS, CHECKED, FLOAT32_MAX, problem
 from spinup_tf2.envs.spaces import DISCRETE_ENTROPY_FRACTION
 from spinup_tf2.errors import SpinupError
 from spinup_tf2.family import FAMILY_NAMES, REFUSED_SWITCHES
@@ -138,10 +138,46 @@ def check_sac_args(args: dict):
          f"prioritized replay's priorities) must be a number in [0, 10], or None for the "
          f"replay's own (0.6 for 'per', 0.4 for 'lap').")
     check_hidden_sizes(args.get("ac_kwargs"))
+    check_precision(args.get("precision", "float32"))
     env_fn = args.get("env_fn", callable)
     need(callable(env_fn), f"sac() needs env_fn to be a function that makes the environment, "
                            f"e.g. lambda: gymnasium.make('Pendulum-v1'); got {env_fn!r}.")
     return parse_alpha(alpha, args.get("target_entropy"))
+
+
+def cpu_flags(cpuinfo: str = "/proc/cpuinfo") -> tuple[str, set[str]]:
+    """``(model, flags)`` of the CPU as ``cpuinfo`` (Linux's /proc/cpuinfo, what ``lscpu``
+    reads) describes its first processor; ``('unknown', set())`` where there is no such file."""
+    model, flags = "unknown", set()
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model == "unknown":
+                    model = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+                    break
+    except OSError:
+        pass
+    return model, flags
+
+
+def check_precision(precision, cpuinfo: str = "/proc/cpuinfo") -> None:
+    """Refuse ``precision='bfloat16'`` on a CPU that does not multiply bfloat16 natively
+    (none of :data:`~spinup_tf2.arguments.BF16_CPU_FLAGS` among ``cpuinfo``'s flags):
+    there TensorFlow emulates the products, and the run would be slower than in float32."""
+    if precision != "bfloat16":
+        return
+    model, flags = cpu_flags(cpuinfo)
+    if not flags & set(BF16_CPU_FLAGS):
+        have = sorted(flags & {"avx2", "avx512f", "amx_tile"}) or ["none of avx2, avx512f"]
+        raise SpinupError(
+            f"sac() got precision='bfloat16', but this CPU ({model}; {', '.join(have)}) has "
+            f"no bfloat16 multiply ({' or '.join(BF16_CPU_FLAGS)} in lscpu's flags: AMD Zen 4 "
+            f"and later, Intel Xeon since Cooper Lake, AMX since Sapphire Rapids), so its "
+            f"products would be emulated and the run slower than in float32. Nothing was "
+            f"written. Use precision='float32' (the default) here.")
 
 
 def check_logger_kwargs(logger_kwargs: dict) -> None:

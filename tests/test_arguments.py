@@ -41,7 +41,8 @@ def test_what_the_launcher_and_the_resume_check_derive_from_it():
                                     "n_step": 1, "her": False, "n_sampled_goal": 4,
                                     "goal_selection_strategy": "future", "replay": "uniform",
                                     "priority_alpha": None, "priority_beta": 0.4,
-                                    "actors": 0, "actor_steps": 100, "actor_cpus": 1.0}
+                                    "actors": 0, "actor_steps": 100, "actor_cpus": 1.0,
+                                    "precision": "float32"}
     assert arguments.SWITCHES == {"recurrent": False, "pixels": False}
     assert arguments.RUN_KEYS[0] == "num_cpu" and "ray_address" in arguments.RUN_KEYS
     assert not {a.name for a in arguments.LAUNCHER_ARGS} & {a.name for a in arguments.SAC_ARGS}

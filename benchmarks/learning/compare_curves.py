@@ -6,6 +6,7 @@
     python benchmarks/learning/compare_curves.py --suite family  # the SAC family at 100k
     python benchmarks/learning/compare_curves.py --suite her     # goal tasks, hindsight replay
     python benchmarks/learning/compare_curves.py --suite humanoid  # Humanoid-v5 at 100k, 300k
+    python benchmarks/learning/compare_curves.py --suite replay  # prioritized replay, actors
 
 Spinning Up's curves (``spinup_tf2/data/spinningup_sac_curves.csv``) are test
 returns every 10k steps, each seed smoothed over an 11-point window, then
@@ -41,6 +42,12 @@ with Spinning Up's fixed 0.2, and with the SAC paper's lr and batch; CrossQ) at 
 results published with SimbaV2 (``reference/simbav2_humanoid_and_simbav2.csv``, each seed's
 point nearest the budget), and gives each finished run's wall-clock (its ``Time`` at epoch
 75: elapsed time, whatever else shared the cores). Writes ``benchmarks/learning/humanoid_table.md``.
+
+``--suite replay`` (issue 79) reads prioritized replay (``learning.py --replay per --epochs
+75``: HalfCheetah-v5 and Hopper-v5 at 100k, 200k, 300k) and 4 Ray actors (``learning.py
+--actors 4 --epochs 25``: HalfCheetah-v5 at 100k) against the bundled uniform single-process
+SAC runs of the same seeds (0, 10, ..., 40): each seed's test return after the epoch, the
+difference of the means with its standard error. Writes ``benchmarks/learning/replay_table.md``.
 """
 
 from __future__ import annotations
@@ -277,6 +284,53 @@ def humanoid_table(data_dir: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+# --suite replay (issue 79): runs that change how SAC's data is drawn or collected, each against
+# the bundled uniform single-process runs of the same seeds: (label, their folder, the
+# baseline's folder, the epochs compared).
+REPLAY_ROWS = [("prioritized (per)", "sac-per-300k-{env}", "sac-{env}", (25, 50, 75)),
+               ("4 Ray actors", "sac-actors4-100k-{env}", "sac-{env}", (25,))]
+REPLAY_SEEDS = (0, 10, 20, 30, 40)
+BUNDLED = osp.join(REPO, "data", "benchmarks")
+
+
+def replay_table(data_dir: str) -> str:
+    """The markdown table of prioritized replay and of Ray actors against uniform replay in
+    one process (``REPLAY_ROWS``): each finished seed's test return after the epoch (10
+    episodes), mean ± sample sd over seeds, the difference with the standard error of a
+    difference of two means, read as above, below or within one s.e.; only seeds
+    ``REPLAY_SEEDS``, which both sides have, and the baseline's same seeds (always the
+    bundled runs of ``data/benchmarks/``, whatever ``data_dir`` holds the others)."""
+    def pattern(exp: str, env: str, folder_of: str = data_dir) -> str:
+        folder = exp.format(env=env.lower())
+        return osp.join(folder_of, folder, f"{folder}_s{{}}", "progress.txt")
+
+    lines = ["| what | task | steps | it (mean ± sd, seeds) | uniform, one process (mean ± sd, "
+             "seeds) | difference (± s.e.) | reading |",
+             "|---|---|---:|---:|---:|---:|---|"]
+    for label, exp, base, epochs_list in REPLAY_ROWS:
+        for env in ("HalfCheetah-v5", "Hopper-v5"):
+            for epochs in epochs_list:
+                ours = np.concatenate([scores_at(pattern(exp, env).format(s), epochs)
+                                       for s in REPLAY_SEEDS])
+                if not len(ours):
+                    continue
+                sac = np.concatenate([scores_at(pattern(base, env, BUNDLED).format(s), epochs)
+                                      for s in REPLAY_SEEDS])
+                n, m = len(ours), len(sac)
+                se = np.sqrt((ours.var(ddof=1) / n if n > 1 else np.nan)
+                             + (sac.var(ddof=1) / m if m > 1 else np.nan))
+                diff = ours.mean() - sac.mean()
+                if not np.isfinite(se):
+                    verdict = "one seed: no verdict"
+                elif abs(diff) <= se:
+                    verdict = "within 1 s.e."
+                else:
+                    verdict = ("above" if diff > 0 else "below") + " by more than 1 s.e."
+                lines.append(f"| {label} | {env} | {epochs * 4}k | {mean_sd(ours)} | "
+                             f"{mean_sd(sac)} | {diff:+.0f} (± {se:.0f}) | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
 def her_table(data_dir: str) -> str:
     """The markdown table of the goal-conditioned runs with hindsight replay (finished runs
     only): test success and return after the last epoch (mean ± sample sd over seeds), the
@@ -332,7 +386,7 @@ def main() -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data_dir", nargs="?", default=osp.join(REPO, "data", "benchmarks"))
     tables = {"dmc": dmc_table, "family": family_table, "her": her_table,
-              "humanoid": humanoid_table}
+              "humanoid": humanoid_table, "replay": replay_table}
     p.add_argument("--suite", choices=["mujoco", *tables], default="mujoco")
     args = p.parse_args()
     data_dir = args.data_dir

@@ -10,9 +10,10 @@ alone (see :func:`traced_matmuls`): whether the variant's update is bound by ari
 this machine, and so the most any float32 implementation on TensorFlow's kernels could
 reach.
 
-``--bfloat16`` also times what lower precision could gain: the products in bfloat16
-with and without the casts from float32 weights, and the real block with its hidden
-layers under Keras' ``mixed_bfloat16`` policy (see :func:`mixed_bfloat16_block`).
+``--bfloat16`` also times what lower precision gains: the products in bfloat16 with and
+without the casts from float32 weights, and the real block of ``sac(precision='bfloat16')``
+(its hidden layers' products in bfloat16, :func:`spinup_tf2.algos.sac.core.products`); with
+``--algo``, the variant's real block and its products in bfloat16 beside float32's.
 
 Times four things on this machine, each as microseconds per update (medians over
 ``--blocks`` compiled blocks of 50 updates, Spinning Up's networks and batch):
@@ -105,39 +106,20 @@ def random_block(env, batch: int) -> tuple:
             rng.normal(size=(N_BLOCK, 2 * batch, ad)).astype(f))
 
 
-def real_block(env, hidden: int, batch: int, blocks: int) -> float:
-    """The fused block of ``sac()`` with ``hidden``-unit networks."""
+def real_block(env, hidden: int, batch: int, blocks: int, precision: str = "float32") -> float:
+    """The fused block of ``sac()`` with ``hidden``-unit networks, its products in
+    ``precision``."""
     ac, ac_targ = sac_mod.build_actor_critics(core.MLPActorCritic, env.observation_space,
                                               env.action_space, dict(hidden_sizes=(hidden,) * 2))
     pi_opt, q_opt = sac_mod.make_optimizers(ac, 1e-3)
     block = fast_path.make_update_block(sac_mod.make_update(ac, ac_targ, pi_opt, q_opt,
-                                                          alpha=0.2, polyak=0.995))
+                                                          alpha=0.2, polyak=0.995,
+                                                          precision=precision))
     args = random_block(env, batch)
 
     def run():
         return {k: v.numpy() for k, v in block(*args).items()}
     return per_update(run, blocks)
-
-
-def mixed_bfloat16_block(env, blocks: int) -> float:
-    """The real block (256x256, batch 100) with every hidden layer under Keras'
-    ``mixed_bfloat16`` policy: float32 weights, bfloat16 products and activations; the
-    inputs, the heads (mu, log_std, Q) and so the losses stay float32.
-
-    spinup_tf2 has no precision option (it gained too little to build), so the layers
-    are given the policy here, by wrapping ``keras.layers.Dense`` while the models are built.
-    """
-    dense = core.keras.layers.Dense
-
-    def hidden_in_bfloat16(units, *args, **kwargs):
-        if units != 1 and kwargs.get("name") not in ("mu", "log_std"):
-            kwargs["dtype"] = "mixed_bfloat16"
-        return dense(units, *args, **kwargs)
-    core.keras.layers.Dense = hidden_in_bfloat16
-    try:
-        return real_block(env, 256, 100, blocks)
-    finally:
-        core.keras.layers.Dense = dense
 
 
 def matmuls_only(shapes: list, blocks: int, dtype=None, cast: bool = True) -> float:
@@ -199,11 +181,12 @@ def optimizer_only(env, blocks: int) -> float:
     return per_update(lambda: run().numpy(), blocks)
 
 
-def variant_parts(env, algo: str, batch: int, settings: dict) -> tuple:
+def variant_parts(env, algo: str, batch: int, settings: dict,
+                  precision: str = "float32") -> tuple:
     """``(variant, ac, ac_targ, block, inputs)`` of ``algo`` with ``settings``
-    (speed.py's ``family_settings``) and alpha learned: its real fused update block and the
-    arrays of one block of ``N_BLOCK`` updates, drawn from a buffer of random transitions
-    (seed 0)."""
+    (speed.py's ``family_settings``) and alpha learned: its real fused update block (its
+    products in ``precision``) and the arrays of one block of ``N_BLOCK`` updates, drawn
+    from a buffer of random transitions (seed 0)."""
     variant = variants.VARIANTS[algo]
     ac, ac_targ = sac_mod.build_actor_critics(variant.actor_critic, env.observation_space,
                                               env.action_space, settings.get("ac_kwargs", {}),
@@ -212,7 +195,8 @@ def variant_parts(env, algo: str, batch: int, settings: dict) -> tuple:
     own = dict(MEMBERS[algo].defaults, **settings)
     *_, block = sac_mod.make_learner(ac, ac_targ, variant, own.get("lr", 1e-3), (1.0, None),
                                      env.action_space, alpha=0.2, polyak=0.995,
-                                     updates_per_step=own.get("updates_per_step", 1))
+                                     updates_per_step=own.get("updates_per_step", 1),
+                                     precision=precision)
     od, ad = env.observation_space.shape[0], env.action_space.shape[0]
     rng = np.random.default_rng(0)
     buffer = variant.returns(variant.replay_buffer(od, ad, 10_000, ac), 1, 0.99)
@@ -264,9 +248,11 @@ def traced_matmuls(variant, ac, ac_targ, inputs: list, step_pi: bool) -> list:
     return shapes
 
 
-def variant_floor(env, algo: str, blocks: int, critic_width: int | None = None) -> int:
+def variant_floor(env, algo: str, blocks: int, critic_width: int | None = None,
+                  bfloat16: bool = False) -> int:
     """Print ``algo``'s real block against its products alone (µs per update, the policy's
-    products weighted by its ``policy_delay``), its critics ``critic_width`` wide if given."""
+    products weighted by its ``policy_delay``), its critics ``critic_width`` wide if given;
+    with ``bfloat16``, the same in ``sac(precision='bfloat16')``."""
     batch = 256
     try:
         settings = family_settings(algo, critic_width)
@@ -291,6 +277,19 @@ def variant_floor(env, algo: str, blocks: int, critic_width: int | None = None) 
     print(f"  the products are {products / real:.0%} of the block's time: at most "
           f"{1e6 / products:.0f} updates/s from TensorFlow's float32 kernels even if every "
           f"other op were free")
+    if bfloat16:
+        *_, block16, inputs16 = variant_parts(env, algo, batch, settings, "bfloat16")
+        real16 = per_update(lambda: {k: v.numpy() for k, v in block16(*inputs16).items()},
+                            blocks)
+        products16 = sum(n * matmuls_only(shapes, blocks, tf.bfloat16)
+                         for n, shapes in parts) / k
+        print(f"  bf16 block {real16:8.1f} µs  {1e6 / real16:7.1f} /s   precision='bfloat16', "
+              f"{real / real16:.2f}x the float32 block")
+        print(f"  bf16 matmuls {products16:6.1f} µs  {1e6 / products16:7.1f} /s   every product "
+              f"in bfloat16 (casts included), {products / products16:.2f}x float32's")
+        print(f"  outside the products: float32 {real - products:.1f} µs, bfloat16 "
+              f"{real16 - products16:.1f} µs a update; the products are {products16 / real16:.0%} "
+              f"of the bfloat16 block: at most {1e6 / products16:.0f} updates/s")
     return 0
 
 
@@ -304,11 +303,11 @@ def main() -> int:
                    help="a variant whose critics are critic_hidden_sizes: each this wide")
     p.add_argument("--bfloat16", action="store_true",
                    help="also time the products in bfloat16 (float32 weights cast at each "
-                        "product): what lower precision could gain on this CPU")
+                        "product) and the real block in precision='bfloat16'")
     a = p.parse_args()
     env = gym.make(a.env)
     if a.algo != "sac":
-        return variant_floor(env, a.algo, a.blocks, a.critic_width)
+        return variant_floor(env, a.algo, a.blocks, a.critic_width, a.bfloat16)
     od, ad = env.observation_space.shape[0], env.action_space.shape[0]
     shapes = update_matmuls(od, ad, 256, 100)
     gflop = flops(shapes) / 1e9
@@ -348,9 +347,9 @@ def main() -> int:
         print(f"  bfloat16 products alone (inputs and weights held in bfloat16, no casts): "
               f"{bare:.1f} µs, {t['matmuls'] / bare:.2f}x; a block of them at best "
               f"{t['block'] / best:.2f}x the float32 block")
-        mixed = mixed_bfloat16_block(env, a.blocks)
-        print(f"  the real block, hidden layers in mixed_bfloat16: {mixed:.1f} µs, "
-              f"{t['block'] / mixed:.2f}x the float32 block (1.3x would be worth building)")
+        real16 = real_block(env, 256, 100, a.blocks, "bfloat16")
+        print(f"  the real block in precision='bfloat16': {real16:.1f} µs, "
+              f"{t['block'] / real16:.2f}x the float32 block")
     return 0
 
 

@@ -6,6 +6,7 @@
     python benchmarks/timing/race.py --peers checkout --checkout ../base  # against another checkout
     python benchmarks/timing/race.py --algo tqc --peers sbx --total 4000  # TQC against SBX's
     python benchmarks/timing/race.py --algo crossq --critic_width 2048 --peers sbx  # paper's width
+    python benchmarks/timing/race.py --algo crossq --peers sbx --precision bfloat16  # ours in bf16
 
 Each round times every peer once, each followed by spinup_tf2 (so a machine
 that slows down or speeds up during the race affects both sides alike), with
@@ -113,18 +114,10 @@ def time_one(cmd: list[str], env: dict) -> dict:
 
 def cpu_model_and_flags() -> tuple[str, set]:
     """The CPU's model name and its flags, from /proc/cpuinfo (empty where there is none)."""
-    model, flags = platform.processor() or "unknown CPU", set()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name":
-                    model = value.strip()
-                elif key.strip() == "flags":
-                    flags = set(value.split())
-    except OSError:
-        pass
-    return model, flags
+    from spinup_tf2.checks import cpu_flags  # what sac(precision='bfloat16') reads too
+
+    model, flags = cpu_flags()
+    return (platform.processor() or "unknown CPU") if model == "unknown" else model, flags
 
 
 def cpu_summary() -> str:
@@ -171,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
                         "its published settings (speed.py's and peer_speed.py's FAMILY)")
     p.add_argument("--critic_width", type=int,
                    help="--algo crossq: both sides' critics this wide (default 512)")
+    p.add_argument("--precision", choices=["float32", "bfloat16"], default="float32",
+                   help="ours with sac(precision=...): bfloat16 products (the peers stay "
+                        "float32)")
     p.add_argument("--venv_dir", default=osp.expanduser("~/.cache/spinup_tf2/peers"))
     p.add_argument("--out", help="append every measured JSON line to this file")
     a = p.parse_args(argv)
@@ -201,13 +197,13 @@ def main(argv: list[str] | None = None) -> int:
                      f"with benchmarks/speed.py; got {a.checkout!r}.")
         pythons = {peer: sys.executable if peer == "checkout" else peer_python(peer, a.venv_dir)
                    for peer in a.peers}
-    ours_cmd = [sys.executable, SPEED, *steps, "--json"]
+    ours_cmd = [sys.executable, SPEED, *steps, "--precision", a.precision, "--json"]
     results: dict[str, list[dict]] = {who: [] for who in [*a.peers, "ours"]}
     if a.out:  # the machine first: ratios differ between CPUs, so a result names its own
         with open(a.out, "a") as f:
             f.write(json.dumps({"who": "machine", "cpu": cpu_summary(), "env": a.env,
                                 "pixels": a.pixels, "algo": a.algo,
-                                "critic_width": a.critic_width,
+                                "critic_width": a.critic_width, "precision": a.precision,
                                 "date": date.today().isoformat()}) + "\n")
     print(f"Racing on {cpu_summary()}: {a.algo} on {a.env}{' from pixels' if a.pixels else ''}, "
           f"{a.rounds} rounds, steps {a.measure_from}-{a.total} timed.", flush=True)

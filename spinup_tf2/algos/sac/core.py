@@ -5,8 +5,10 @@ actor-critic that owns them. Shapes and names follow Spinning Up's
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -19,18 +21,60 @@ import keras  # noqa: E402  (after TensorFlow, so its start-up stays quiet)
 LOG_STD_MAX = 2.0
 LOG_STD_MIN = -20.0
 LOG_2PI = float(np.log(2.0 * np.pi))
+# Whether the hidden layers' products run in bfloat16: set while a training step is traced.
+_BF16_PRODUCTS = contextvars.ContextVar("bf16_products", default=False)
+
+
+@contextlib.contextmanager
+def products(precision: str = "float32") -> Iterator[None]:
+    """Within this block, every :class:`Dense` (the networks' hidden layers) computes its
+    matrix product in ``precision``: ``'float32'``, or ``'bfloat16'`` (its input and kernel
+    rounded to bfloat16, the product cast back to float32).
+
+    ``sac(precision='bfloat16')`` traces its training step inside ``products('bfloat16')``,
+    so only the update's products, forward and backward, run in bfloat16; the weights,
+    Adam's moments, biases, activations, normalisation statistics, outputs, losses,
+    log-probabilities and targets stay float32, and acting, the SavedModel and the exports,
+    traced outside the block, are float32 throughout.
+    """
+    token = _BF16_PRODUCTS.set(precision == "bfloat16")
+    try:
+        yield
+    finally:
+        _BF16_PRODUCTS.reset(token)
+
+
+class Dense(keras.layers.Dense):
+    """Keras' Dense for a hidden layer: its matrix product runs in bfloat16 inside
+    :func:`products` ``('bfloat16')``, in float32 elsewhere. Output layers (Q values,
+    the policy's mean and log std) stay Keras' own Dense: their products are a sliver of
+    the cost, and a Q value rounded to bfloat16 would lose its third digit."""
+
+    def call(self, inputs, training=None):
+        if not _BF16_PRODUCTS.get():
+            return super().call(inputs, training=training)
+        y = tf.matmul(tf.cast(inputs, tf.bfloat16), tf.cast(self.kernel, tf.bfloat16))
+        y = tf.cast(y, inputs.dtype)
+        if self.use_bias:
+            y = tf.nn.bias_add(y, self.bias)
+        return self.activation(y) if self.activation is not None else y
 
 
 def mlp(sizes: Sequence[int], activation: Callable = tf.nn.relu,
         output_activation: Callable | None = None, name: str | None = None) -> keras.Sequential:
     """Dense layers of widths ``sizes[1:]``; ``sizes[0]`` is the input width.
 
-    ``activation`` follows every hidden layer, ``output_activation`` the last.
+    ``activation`` follows every hidden layer, ``output_activation`` the last. The
+    last layer is an output layer (Keras' Dense, always float32) unless it has an
+    ``output_activation`` (then it is the features of a model's heads, a hidden
+    :class:`Dense`).
     """
     layers = [keras.Input(shape=(sizes[0],))]
     for j, width in enumerate(sizes[1:]):
-        act = activation if j < len(sizes) - 2 else output_activation
-        layers.append(keras.layers.Dense(width, activation=act))
+        last = j == len(sizes) - 2
+        act = activation if not last else output_activation
+        kind = keras.layers.Dense if last and output_activation is None else Dense
+        layers.append(kind(width, activation=act))
     return keras.Sequential(layers, name=name)
 
 
@@ -49,9 +93,9 @@ class ResidualBlock(keras.layers.Layer):
                  dropout: keras.layers.Layer | None = None, **kwargs):
         super().__init__(**kwargs)
         self.norm = norm if norm is not None else keras.layers.LayerNormalization(name="norm")
-        self.inner = keras.layers.Dense(4 * width, activation=activation, name="inner")
+        self.inner = Dense(4 * width, activation=activation, name="inner")
         self.dropout = dropout
-        self.outer = keras.layers.Dense(width, name="outer")
+        self.outer = Dense(width, name="outer")
 
     def call(self, x, training=None):
         h = self.inner(self.norm(x, training=training))
@@ -76,10 +120,10 @@ def simba(sizes: Sequence[int], activation: Callable, out_dim: int | None = None
     layers = [keras.Input(shape=(sizes[0],))]
     if input_norm:
         layers.append(make_norm("input_norm"))
-    layers.append(keras.layers.Dense(sizes[1]))
+    layers.append(Dense(sizes[1]))
     for j, width in enumerate(sizes[1:]):
         if j and width != sizes[j]:
-            layers.append(keras.layers.Dense(width))
+            layers.append(Dense(width))
         block_dropout = dropout("dropout") if dropout is not None else None
         layers.append(ResidualBlock(width, activation, make_norm("norm"), block_dropout,
                                     name=f"block{j}"))

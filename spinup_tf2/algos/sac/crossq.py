@@ -96,7 +96,7 @@ def renorm_mlp(sizes: Sequence[int], activation: Callable, momentum: float,
         return BatchRenorm(momentum=momentum, warmup_steps=warmup_steps)
     layers = [keras.Input(shape=(sizes[0],)), renorm()]
     for width in sizes[1:]:
-        layers += [keras.layers.Dense(width, activation=activation), renorm()]
+        layers += [core.Dense(width, activation=activation), renorm()]
     if output is not None:
         layers.append(keras.layers.Dense(output))
     return keras.Sequential(layers, name=name)

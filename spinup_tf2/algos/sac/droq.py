@@ -84,7 +84,7 @@ class DropoutQFunction(core.ObsModel):
                                 dropout=lambda n: SparseDropout(dropout_rate, name=n))
         else:
             for j, width in enumerate(hidden_sizes):
-                self.hidden += [keras.layers.Dense(width, name=f"dense{j}"),
+                self.hidden += [core.Dense(width, name=f"dense{j}"),
                                 SparseDropout(dropout_rate, name=f"dropout{j}"),
                                 keras.layers.LayerNormalization(name=f"norm{j}")]
             self.activation, self.out = activation, keras.layers.Dense(1, name="out")

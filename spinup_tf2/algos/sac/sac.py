@@ -121,7 +121,8 @@ def make_optimizers(ac, lr: float, betas: tuple = (0.9, 0.999), lr_end: float | 
 def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float,
                 polyak: float, tuner: EntropyTuner | None = None,
                 average_grads: Callable | None = None, variant: Variant | None = None,
-                updates_per_step: int = 1, replay: str = "uniform") -> Callable:
+                updates_per_step: int = 1, replay: str = "uniform",
+                precision: str = "float32") -> Callable:
     """Return ``update(obs, act, rew, obs2, discount, noise, *extra)``: one SAC gradient
     step (``discount``: each backup's bootstrap factor, the replay door's named batch entry,
     :func:`spinup_tf2.algos.sac.buffers.discount_of`; ``extra``: what the variant's losses
@@ -146,7 +147,9 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float
     weights, the losses take them (or LAP's Huber loss), and each transition's TD error
     comes back as ``TD`` (``update.replay_keys``). The returned dict holds the diagnostics
     named in ``update.logged_keys``; ``update.variables`` is its own state (the policy
-    delay's count, the latest policy diagnostics), for checkpoints.
+    delay's count, the latest policy diagnostics), for checkpoints. With ``precision``
+    ``'bfloat16'`` the losses' hidden-layer products run in bfloat16
+    (:func:`core.products`); all else stays float32.
     """
     pi_vars, q_vars = ac.actor_variables, ac.critic_variables
     update_targets = make_polyak_update(ac, ac_targ, polyak) if ac_targ is not None else None
@@ -166,7 +169,7 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float
         alpha_t = tuner.alpha() if tuner is not None else alpha
         losses = variant.critic_losses if split and not step_pi else variant.losses
         extra, kw = replay_keywords(replay, extra)
-        with tf.GradientTape(persistent=True) as tape:
+        with tf.GradientTape(persistent=True) as tape, core.products(precision):
             out = losses(ac, ac_targ, o, a, r, o2, discount, noise, alpha_t, *extra, **kw)
             loss_q = functools.reduce(operator.add, out.loss_q)  # sum over the critics
         loss_pi, logp_pi = out.loss_pi, out.logp_pi
@@ -216,17 +219,19 @@ def make_update(ac, ac_targ, pi_optimizer: Adam, q_optimizer: Adam, alpha: float
 
 def make_learner(ac, ac_targ, variant: Variant, lr: float, tuner_args: tuple | None,
                  action_space, alpha: float, polyak: float,
-                 updates_per_step: int = 1, steps: int = 1, replay: str = "uniform") -> tuple:
+                 updates_per_step: int = 1, steps: int = 1, replay: str = "uniform",
+                 precision: str = "float32") -> tuple:
     """``(pi_optimizer, q_optimizer, tuner, update, update_block)``: the optimizers (the
     variant's Adam betas and learning-rate decay over the run's ``steps`` environment steps),
     the entropy tuner when alpha is learned, one update step (gradients averaged across MPI
-    processes, on ``replay``'s minibatches) and its compiled block."""
+    processes, on ``replay``'s minibatches, its products in ``precision``) and its compiled
+    block."""
     decay_steps = steps * updates_per_step
     pi_optimizer, q_optimizer = make_optimizers(ac, lr, variant.adam_betas, variant.lr_end,
                                                 decay_steps)
     tuner = make_tuner(tuner_args, action_space, lr, variant, decay_steps)
     update = make_update(ac, ac_targ, pi_optimizer, q_optimizer, alpha, polyak, tuner,
-                         make_grad_averager(), variant, updates_per_step, replay)
+                         make_grad_averager(), variant, updates_per_step, replay, precision)
     return (pi_optimizer, q_optimizer, tuner, update,
             make_update_block(update, ragged=variant.ragged))
 
@@ -239,7 +244,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
         normalize_obs=False, overwrite=False, video_freq=0, updates_per_step=1, num_envs=1,
         vector_mode="sync", replay_buffer_class=None, n_step=1, her=False, n_sampled_goal=4,
         goal_selection_strategy="future", replay="uniform", priority_alpha=None,
-        priority_beta=0.4, actors=0, actor_steps=100, actor_cpus=1.0):
+        priority_beta=0.4, actors=0, actor_steps=100, actor_cpus=1.0, precision="float32"):
     """
     Soft Actor-Critic (SAC), as Spinning Up runs it, in TensorFlow 2 / Keras 3.
 
@@ -463,6 +468,15 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
         actor_cpus (float): With ``actors``, the CPUs each actor asks of the
             cluster.
 
+        precision (str): The training step's matrix products: ``'float32'``
+            (the default) or ``'bfloat16'`` (the hidden layers' products,
+            forward and backward, on bfloat16 inputs and weights; the weights,
+            optimizer state, normalisation statistics, outputs, losses,
+            log-probabilities and targets stay float32, and so do acting, the
+            SavedModel and the exports). Only on a CPU that multiplies
+            bfloat16 natively (``avx512_bf16`` or ``amx_bf16`` among lscpu's
+            flags); refused elsewhere, where it would run slower.
+
     """
     config = dict(locals())
     alpha, tuner_args = check_sac_args(config)
@@ -504,7 +518,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
     log_param_counts(logger, ac)
     pi_optimizer, q_optimizer, tuner, update, update_block = make_learner(
         ac, ac_targ, variant, lr, tuner_args, env.action_space, alpha, polyak, updates_per_step,
-        epochs * local_steps_per_epoch, replay)
+        epochs * local_steps_per_epoch, replay, precision)
     logger.setup_tf2_saver(saved_model)
 
     # Everything a training checkpoint holds; resuming puts it all back.

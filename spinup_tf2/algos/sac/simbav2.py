@@ -49,12 +49,15 @@ class UnitColumns(keras.constraints.Constraint):
         return l2normalize(w, axis=0)
 
 
-def hyper_dense(units: int, name: str) -> keras.layers.Dense:
+def hyper_dense(units: int, name: str, output: bool = False) -> keras.layers.Dense:
     """A Dense layer without bias, orthogonally initialised, whose kernel's columns stay
-    on the unit sphere (:class:`UnitColumns`, applied after every optimiser step)."""
-    return keras.layers.Dense(units, use_bias=False, name=name,
-                              kernel_initializer=keras.initializers.Orthogonal(gain=1.0),
-                              kernel_constraint=UnitColumns())
+    on the unit sphere (:class:`UnitColumns`, applied after every optimiser step): a hidden
+    :class:`~spinup_tf2.algos.sac.core.Dense`, or with ``output`` Keras' own (float32
+    whatever the run's precision)."""
+    kind = keras.layers.Dense if output else core.Dense
+    return kind(units, use_bias=False, name=name,
+                kernel_initializer=keras.initializers.Orthogonal(gain=1.0),
+                kernel_constraint=UnitColumns())
 
 
 def project_kernels(layer: keras.layers.Layer) -> None:
@@ -147,7 +150,7 @@ class HyperHead(keras.layers.Layer):
         super().__init__(**kwargs)
         self.w1 = hyper_dense(width, "w1")
         self.scaler = Scaler(1.0, 1.0, name="scaler")
-        self.w2 = hyper_dense(out_dim, "w2")
+        self.w2 = hyper_dense(out_dim, "w2", output=True)
         self.out_dim = int(out_dim)
 
     def build(self, input_shape):
