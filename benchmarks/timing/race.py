@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--measure_from", type=int, help="default 2000, with --pixels 250")
     p.add_argument("--pixels", action="store_true",
                    help="SAC from pixels against SB3's CnnPolicy (peers sb3 and sb3_drq)")
-    p.add_argument("--algo", choices=["sac", "tqc", "crossq", "droq"], default="sac",
+    p.add_argument("--algo", choices=["sac", "tqc", "crossq", "droq", "redq"], default="sac",
                    help="a variant of the SAC family against SBX's (--peers sbx), each with "
                         "its published settings (speed.py's and peer_speed.py's FAMILY)")
     p.add_argument("--critic_width", type=int,
