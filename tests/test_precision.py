@@ -128,7 +128,6 @@ def refused_here(tmp_path, **kwargs) -> bool:
     return True
 
 
-@pytest.mark.processes
 def test_a_bfloat16_run_resumes_exactly_and_differs_from_float32(tmp_path):
     if refused_here(tmp_path):
         return
@@ -153,7 +152,6 @@ def saved_dtypes(run: str) -> set:
             if k in ("T", "dtype", "DstT", "SrcT") and v.type}
 
 
-@pytest.mark.processes
 def test_a_bfloat16_run_saves_and_exports_float32(tmp_path):
     if refused_here(tmp_path, normalize_obs=True):
         return
