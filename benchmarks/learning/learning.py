@@ -134,6 +134,10 @@ def main() -> int:
                    help="--suite mujoco: collect with this many Ray actors (sac(actors=N)), "
                         "into sac-actors<N>[-<4N>k]-<env>/ (issue 79's evidence: --actors 4 "
                         "--epochs 25 --env HalfCheetah-v5 --seed 0 10 20 30 40)")
+    p.add_argument("--precision", choices=["float32", "bfloat16"], default="float32",
+                   help="a family suite or mujoco: sac(precision=...); bfloat16 runs go into "
+                        "<suite>-bf16-<env>/ (issue 80's evidence: --suite crossq --env "
+                        "Hopper-v5, --suite tqc --env HalfCheetah-v5, seeds 0 10 20)")
     p.add_argument("--env", nargs="*", help="default: the suite's tasks")
     p.add_argument("--seed", nargs="*", type=int, default=None,
                    help="default: 0 10 20 30 40, and 50 ... 90 on HalfCheetah-v5 and Hopper-v5 "
@@ -177,6 +181,13 @@ def main() -> int:
         family_settings = dict(ac_kwargs=dict(top_quantiles_to_drop_per_net=a.tqc_drop))
     if a.tqc_sac_settings:
         prefix, family_settings = "tqc-sacsettings", dict(lr=1e-3, alpha=0.2)
+    if a.precision != "float32":
+        if not (family or a.suite == "mujoco") or a.replay or a.actors:
+            p.error(f"--precision {a.precision} runs a family suite or SAC's MuJoCo suite in "
+                    f"bfloat16, one change at a time: not --suite {a.suite}, --replay or "
+                    f"--actors")
+        prefix = f"{prefix}-bf16"
+        family_settings = dict(family_settings, precision=a.precision)
     if family and a.epochs != 25:  # not the 100k evidence, which stays as bundled
         prefix = f"{prefix}-{a.epochs * 4}k"
     if a.replay is not None or a.actors:
@@ -185,7 +196,8 @@ def main() -> int:
                     "with actors: give one of them, with --suite mujoco")
         kind = a.replay or f"actors{a.actors}"
         prefix = f"sac-{kind}" + (f"-{a.epochs * 4}k" if a.epochs != 88 else "")
-        family_settings = dict(replay=a.replay) if a.replay else dict(actors=a.actors)
+        family_settings = dict(family_settings, **(dict(replay=a.replay) if a.replay
+                                                   else dict(actors=a.actors)))
 
     from spinup_tf2.utils.run_utils import call_experiment, setup_logger_kwargs
 
@@ -219,7 +231,8 @@ def main() -> int:
             import spinup_tf2
 
             settings = (dict(DMC_SETTINGS, **DMC[env][1]) if dmc else HER_SETTINGS if her
-                        else family_settings if family or a.replay or a.actors else {})
+                        else family_settings if family or a.replay or a.actors
+                        or a.precision != "float32" else {})
             algo = getattr(spinup_tf2, a.suite) if family else spinup_tf2.sac
             call_experiment(exp_name, algo, seed=seed, data_dir=a.data_dir,
                             env_name=env, epochs=a.epochs, resume=resume, **settings)
