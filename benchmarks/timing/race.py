@@ -6,7 +6,7 @@
     python benchmarks/timing/race.py --peers checkout --checkout ../base  # against another checkout
     python benchmarks/timing/race.py --algo tqc --peers sbx --total 4000  # TQC against SBX's
     python benchmarks/timing/race.py --algo crossq --critic_width 2048 --peers sbx  # paper's width
-    python benchmarks/timing/race.py --algo crossq --peers sbx --precision bfloat16  # ours in bf16
+    python benchmarks/timing/race.py --algo crossq --peers sbx --precision float32 bfloat16
 
 Each round times every peer once, each followed by spinup_tf2 (so a machine
 that slows down or speeds up during the race affects both sides alike), with
@@ -164,8 +164,10 @@ def main(argv: list[str] | None = None) -> int:
                         "its published settings (speed.py's and peer_speed.py's FAMILY)")
     p.add_argument("--critic_width", type=int,
                    help="--algo crossq: both sides' critics this wide (default 512)")
-    p.add_argument("--precision", choices=["float32", "bfloat16"], default="float32",
-                   help="ours with sac(precision=...): bfloat16 products (the peers stay "
+    p.add_argument("--precision", nargs="+", choices=["float32", "bfloat16"],
+                   default=["float32"],
+                   help="ours with sac(precision=...), each in every round after the peer: "
+                        "'ours' (float32) and 'ours_bf16' (bfloat16 products; the peers stay "
                         "float32)")
     p.add_argument("--venv_dir", default=osp.expanduser("~/.cache/spinup_tf2/peers"))
     p.add_argument("--out", help="append every measured JSON line to this file")
@@ -197,8 +199,11 @@ def main(argv: list[str] | None = None) -> int:
                      f"with benchmarks/speed.py; got {a.checkout!r}.")
         pythons = {peer: sys.executable if peer == "checkout" else peer_python(peer, a.venv_dir)
                    for peer in a.peers}
-    ours_cmd = [sys.executable, SPEED, *steps, "--precision", a.precision, "--json"]
-    results: dict[str, list[dict]] = {who: [] for who in [*a.peers, "ours"]}
+    # Our sides, one per precision: 'ours' in float32 (what earlier races called ours).
+    ours = {("ours" if prec == "float32" else "ours_bf16"):
+            [sys.executable, SPEED, *steps, "--precision", prec, "--json"]
+            for prec in dict.fromkeys(a.precision)}
+    results: dict[str, list[dict]] = {who: [] for who in [*a.peers, *ours]}
     if a.out:  # the machine first: ratios differ between CPUs, so a result names its own
         with open(a.out, "a") as f:
             f.write(json.dumps({"who": "machine", "cpu": cpu_summary(), "env": a.env,
@@ -218,10 +223,11 @@ def main(argv: list[str] | None = None) -> int:
                 script, *impl = (["peer_speed.py", "sb3", *PIXEL_PEERS[peer]] if a.pixels
                                  else PEER_SCRIPT[peer])
                 peer_cmd = [pythons[peer], osp.join(HERE, "peers", script), *impl, *steps]
-            for who, cmd, cmd_env in ((peer, peer_cmd, peer_env), ("ours", ours_cmd, env)):
+            sides = [(peer, peer_cmd, peer_env)] + [(who, cmd, env) for who, cmd in ours.items()]
+            for who, cmd, cmd_env in sides:
                 row = time_one(cmd, cmd_env)
                 results[who].append(row)
-                print(f"round {r}  {who:5} " + "  ".join(f"{k} {row[k]:7.1f}" for k in FIGURES),
+                print(f"round {r}  {who:9} " + "  ".join(f"{k} {row[k]:7.1f}" for k in FIGURES),
                       flush=True)
                 if a.out:
                     with open(a.out, "a") as f:
@@ -229,16 +235,17 @@ def main(argv: list[str] | None = None) -> int:
 
     med = {who: {k: statistics.median(row[k] for row in rows) for k in FIGURES}
            for who, rows in results.items()}
-    cols = [*a.peers, "ours"]
-    w = max(10, *(len("ours/" + c) + 1 for c in a.peers))  # one column per figure
+    cols = [*a.peers, *ours]
+    pairs = [(o, c) for o in ours for c in a.peers]
+    w = max(10, *(len(f"{o}/{c}") + 1 for o, c in pairs))  # one column per figure
     print(f"\n{'median of ' + str(a.rounds):18}" + "".join(f"{c:>{w}}" for c in cols)
-          + "".join(f"{'ours/' + c:>{w}}" for c in a.peers))
+          + "".join(f"{o + '/' + c:>{w}}" for o, c in pairs))
     for k in FIGURES:
         print(f"{k:18}" + "".join(f"{med[c][k]:{w}.1f}" for c in cols)
-              + "".join(f"{med['ours'][k] / med[c][k]:{w}.2f}" for c in a.peers))
-    for peer in a.peers:
+              + "".join(f"{med[o][k] / med[c][k]:{w}.2f}" for o, c in pairs))
+    for o, peer in pairs:
         for k in FIGURES:
-            print(f"ratio {k} ours/{peer} = {med['ours'][k] / med[peer][k]:.2f}")
+            print(f"ratio {k} {o}/{peer} = {med[o][k] / med[peer][k]:.2f}")
     return 0
 
 
