@@ -326,8 +326,9 @@ def replay_table(data_dir: str) -> str:
                     verdict = "within 1 s.e."
                 else:
                     verdict = ("above" if diff > 0 else "below") + " by more than 1 s.e."
+                se_text = f"± {se:.0f}" if np.isfinite(se) else "one seed: no s.e."
                 lines.append(f"| {label} | {env} | {epochs * 4}k | {mean_sd(ours)} | "
-                             f"{mean_sd(sac)} | {diff:+.0f} (± {se:.0f}) | {verdict} |")
+                             f"{mean_sd(sac)} | {diff:+.0f} ({se_text}) | {verdict} |")
     return "\n".join(lines) + "\n"
 
 
