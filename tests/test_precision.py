@@ -11,7 +11,15 @@ import ml_dtypes
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import TINY, assert_clean_error, rows, run_main, run_tiny, straight_and_resumed
+from helpers import (
+    TINY,
+    assert_clean_error,
+    pendulum,
+    rows,
+    run_main,
+    run_tiny,
+    straight_and_resumed,
+)
 
 from spinup_tf2.algos.sac import core
 from spinup_tf2.algos.sac.crossq import CrossQActorCritic
@@ -19,6 +27,7 @@ from spinup_tf2.algos.sac.simbav2 import SimbaV2ActorCritic
 from spinup_tf2.arguments import BF16_CPU_FLAGS
 from spinup_tf2.checks import check_precision, cpu_flags
 from spinup_tf2.errors import SpinupError
+from spinup_tf2.family import FAMILY
 from spinup_tf2.policy.export import export_policy
 
 HAS_BF16 = bool(cpu_flags()[1] & set(BF16_CPU_FLAGS))
@@ -161,3 +170,25 @@ def test_a_bfloat16_run_saves_and_exports_float32(tmp_path):
     for fmt in ("onnx", "tflite"):
         result = export_policy(run, fmt, str(tmp_path / f"policy.{fmt}"))
         assert result["max_abs_diff"] <= 1e-5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [m.name for m in FAMILY])
+def test_every_variant_trains_in_bfloat16(tmp_path, name):
+    """Each member's own function with bfloat16 products: an epoch with updates, finite
+    losses, and a float32 SavedModel (or, on a CPU without a bfloat16 multiply, the
+    refusal)."""
+    import spinup_tf2
+
+    algo = getattr(spinup_tf2, name)
+    kw = dict(epochs=1, steps_per_epoch=300, start_steps=100, update_after=100,
+              num_test_episodes=1, ac_kwargs=dict(hidden_sizes=(32, 32)), precision="bfloat16",
+              logger_kwargs=dict(output_dir=str(tmp_path / "run"), quiet=True))
+    if not HAS_BF16:
+        with pytest.raises(SpinupError, match="no bfloat16 multiply"):
+            algo(pendulum, **kw)
+        return
+    algo(pendulum, **kw)
+    _, (row,) = rows(str(tmp_path / "run"))
+    assert np.isfinite(float(row["LossQ1"])) and np.isfinite(float(row["LossPi"]))
+    assert "bfloat16" not in saved_dtypes(str(tmp_path / "run"))
