@@ -137,6 +137,7 @@ def refused_here(tmp_path, **kwargs) -> bool:
     return True
 
 
+@pytest.mark.slow  # three runs (18 s): the default run is at its 15 minutes
 def test_a_bfloat16_run_resumes_exactly_and_differs_from_float32(tmp_path):
     if refused_here(tmp_path):
         return
