@@ -7,6 +7,7 @@
     python benchmarks/learning/compare_curves.py --suite her     # goal tasks, hindsight replay
     python benchmarks/learning/compare_curves.py --suite humanoid  # Humanoid-v5 at 100k, 300k
     python benchmarks/learning/compare_curves.py --suite replay  # prioritized replay, actors
+    python benchmarks/learning/compare_curves.py --suite precision  # bfloat16 against float32
 
 Spinning Up's curves (``spinup_tf2/data/spinningup_sac_curves.csv``) are test
 returns every 10k steps, each seed smoothed over an 11-point window, then
@@ -48,6 +49,11 @@ point nearest the budget), and gives each finished run's wall-clock (its ``Time`
 --actors 4 --epochs 25``: HalfCheetah-v5 at 100k) against the bundled uniform single-process
 SAC runs of the same seeds (0, 10, ..., 40): each seed's test return after the epoch, the
 difference of the means with its standard error. Writes ``benchmarks/learning/replay_table.md``.
+
+``--suite precision`` (issue 80) reads CrossQ on Hopper-v5 and TQC on HalfCheetah-v5 in
+bfloat16 (``learning.py --suite crossq --env Hopper-v5 --precision bfloat16``, the same for
+``tqc`` on HalfCheetah-v5: 100k, seeds 0, 10, 20) against the bundled float32 runs of the
+same seeds, read the same way. Writes ``benchmarks/learning/precision_table.md``.
 """
 
 from __future__ import annotations
@@ -286,36 +292,42 @@ def humanoid_table(data_dir: str) -> str:
 
 # --suite replay (issue 79): runs that change how SAC's data is drawn or collected, each against
 # the bundled uniform single-process runs of the same seeds: (label, their folder, the
-# baseline's folder, the epochs compared).
-REPLAY_ROWS = [("prioritized (per)", "sac-per-300k-{env}", "sac-{env}", (25, 50, 75)),
-               ("4 Ray actors", "sac-actors4-100k-{env}", "sac-{env}", (25,))]
+# baseline's folder, the tasks, the epochs compared).
+REPLAY_ROWS = [("prioritized (per)", "sac-per-300k-{env}", "sac-{env}",
+                ("HalfCheetah-v5", "Hopper-v5"), (25, 50, 75)),
+               ("4 Ray actors", "sac-actors4-100k-{env}", "sac-{env}",
+                ("HalfCheetah-v5", "Hopper-v5"), (25,))]
 REPLAY_SEEDS = (0, 10, 20, 30, 40)
+# --suite precision (issue 80): the variants in bfloat16 against their bundled float32 runs.
+PRECISION_ROWS = [("CrossQ, bfloat16", "crossq-bf16-{env}", "crossq-{env}", ("Hopper-v5",), (25,)),
+                  ("TQC, bfloat16", "tqc-bf16-{env}", "tqc-{env}", ("HalfCheetah-v5",), (25,))]
+PRECISION_SEEDS = (0, 10, 20)
 BUNDLED = osp.join(REPO, "data", "benchmarks")
 
 
-def replay_table(data_dir: str) -> str:
-    """The markdown table of prioritized replay and of Ray actors against uniform replay in
-    one process (``REPLAY_ROWS``): each finished seed's test return after the epoch (10
+def paired_table(data_dir: str, rows: list, seeds: tuple, baseline: str) -> str:
+    """The markdown table of each of ``rows`` (label, folder, baseline's folder, tasks,
+    epochs) against its baseline: each finished seed's test return after the epoch (10
     episodes), mean ± sample sd over seeds, the difference with the standard error of a
-    difference of two means, read as above, below or within one s.e.; only seeds
-    ``REPLAY_SEEDS``, which both sides have, and the baseline's same seeds (always the
-    bundled runs of ``data/benchmarks/``, whatever ``data_dir`` holds the others)."""
+    difference of two means, read as above, below or within one s.e.; only ``seeds``, and
+    the baseline's same seeds (always the bundled runs of ``data/benchmarks/``, whatever
+    ``data_dir`` holds the others)."""
     def pattern(exp: str, env: str, folder_of: str = data_dir) -> str:
         folder = exp.format(env=env.lower())
         return osp.join(folder_of, folder, f"{folder}_s{{}}", "progress.txt")
 
-    lines = ["| what | task | steps | it (mean ± sd, seeds) | uniform, one process (mean ± sd, "
+    lines = [f"| what | task | steps | it (mean ± sd, seeds) | {baseline} (mean ± sd, "
              "seeds) | difference (± s.e.) | reading |",
              "|---|---|---:|---:|---:|---:|---|"]
-    for label, exp, base, epochs_list in REPLAY_ROWS:
-        for env in ("HalfCheetah-v5", "Hopper-v5"):
+    for label, exp, base, envs, epochs_list in rows:
+        for env in envs:
             for epochs in epochs_list:
                 ours = np.concatenate([scores_at(pattern(exp, env).format(s), epochs)
-                                       for s in REPLAY_SEEDS])
+                                       for s in seeds])
                 if not len(ours):
                     continue
                 sac = np.concatenate([scores_at(pattern(base, env, BUNDLED).format(s), epochs)
-                                      for s in REPLAY_SEEDS])
+                                      for s in seeds])
                 n, m = len(ours), len(sac)
                 se = np.sqrt((ours.var(ddof=1) / n if n > 1 else np.nan)
                              + (sac.var(ddof=1) / m if m > 1 else np.nan))
@@ -330,6 +342,18 @@ def replay_table(data_dir: str) -> str:
                 lines.append(f"| {label} | {env} | {epochs * 4}k | {mean_sd(ours)} | "
                              f"{mean_sd(sac)} | {diff:+.0f} ({se_text}) | {verdict} |")
     return "\n".join(lines) + "\n"
+
+
+def replay_table(data_dir: str) -> str:
+    """The markdown table of prioritized replay and of Ray actors against uniform replay in
+    one process (``REPLAY_ROWS``, seeds ``REPLAY_SEEDS``; see :func:`paired_table`)."""
+    return paired_table(data_dir, REPLAY_ROWS, REPLAY_SEEDS, "uniform, one process")
+
+
+def precision_table(data_dir: str) -> str:
+    """The markdown table of CrossQ and TQC in bfloat16 against their bundled float32 runs
+    (``PRECISION_ROWS``, seeds ``PRECISION_SEEDS``; see :func:`paired_table`)."""
+    return paired_table(data_dir, PRECISION_ROWS, PRECISION_SEEDS, "float32")
 
 
 def her_table(data_dir: str) -> str:
@@ -387,7 +411,8 @@ def main() -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data_dir", nargs="?", default=osp.join(REPO, "data", "benchmarks"))
     tables = {"dmc": dmc_table, "family": family_table, "her": her_table,
-              "humanoid": humanoid_table, "replay": replay_table}
+              "humanoid": humanoid_table, "replay": replay_table,
+              "precision": precision_table}
     p.add_argument("--suite", choices=["mujoco", *tables], default="mujoco")
     args = p.parse_args()
     data_dir = args.data_dir

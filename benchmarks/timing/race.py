@@ -120,6 +120,13 @@ def cpu_model_and_flags() -> tuple[str, set]:
     return (platform.processor() or "unknown CPU") if model == "unknown" else model, flags
 
 
+def vector_flags() -> list[str]:
+    """The CPU's flags that set a race's ratios: its vector and matrix extensions, bfloat16's
+    among them (``lscpu``'s names)."""
+    wanted = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16")
+    return [flag for flag in wanted if flag in cpu_model_and_flags()[1]]
+
+
 def cpu_summary() -> str:
     """The CPU model and its vector extensions (what makes ratios differ between machines)."""
     model, flags = cpu_model_and_flags()
@@ -209,8 +216,10 @@ def main(argv: list[str] | None = None) -> int:
             f.write(json.dumps({"who": "machine", "cpu": cpu_summary(), "env": a.env,
                                 "pixels": a.pixels, "algo": a.algo,
                                 "critic_width": a.critic_width, "precision": a.precision,
+                                "cpu_flags": vector_flags(),
                                 "date": date.today().isoformat()}) + "\n")
-    print(f"Racing on {cpu_summary()}: {a.algo} on {a.env}{' from pixels' if a.pixels else ''}, "
+    print(f"Racing on {cpu_summary()} ({' '.join(vector_flags())}): {a.algo} on {a.env}"
+          f"{' from pixels' if a.pixels else ''}, "
           f"{a.rounds} rounds, steps {a.measure_from}-{a.total} timed.", flush=True)
     for r in range(1, a.rounds + 1):
         for peer in a.peers:
