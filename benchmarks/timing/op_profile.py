@@ -72,10 +72,12 @@ def main(argv=None) -> int:
     p.add_argument("--precision", choices=["float32", "bfloat16"], default="float32")
     p.add_argument("--blocks", type=int, default=5)
     p.add_argument("--out", help="append the shares as one JSON line to this .jsonl file")
+    p.add_argument("--label", help="a name for the code profiled, kept in the JSON line "
+                                   "(e.g. the commit, when comparing two checkouts)")
     a = p.parse_args(argv)
     import gymnasium as gym
     from bf16_matmul import report
-    from floor import variant_parts
+    from floor import N_BLOCK, variant_parts
     from speed import family_settings
 
     env = gym.make(a.env)
@@ -88,19 +90,24 @@ def main(argv=None) -> int:
         groups[group_of(r)] += r["total_self_time"]
         if r["type"] != "IDLE":
             types[(group_of(r), r["type"])] += r["total_self_time"]
-    print(f"{a.algo} on {a.env}, {a.precision}, {a.blocks} blocks of 50 updates: shares of "
-          f"the busy time (idle: of all the threads' time)")
+    updates = a.blocks * N_BLOCK
+    print(f"{a.algo} on {a.env}, {a.precision}, {a.blocks} blocks of {N_BLOCK} updates: shares "
+          f"of the busy time (idle: of all the threads' time), and the ops' own time in µs "
+          f"per update (both threads' time added: about twice the wall-clock they take)")
     print(f"  {'idle':12s} {groups['idle'] / total:6.1%}")
     for g in ("products", "BatchRenorm", "Adam", "other"):
-        print(f"  {g:12s} {groups[g] / busy:6.1%}")
+        print(f"  {g:12s} {groups[g] / busy:6.1%} {groups[g] / updates:9.1f} µs")
         for (gg, ty), t in types.most_common():
             if gg == g and t / busy >= 0.002:
-                print(f"      {ty:28s} {t / busy:6.1%}")
+                print(f"      {ty:28s} {t / busy:6.1%} {t / updates:9.1f} µs")
     if a.out:
-        report(dict(what="op_profile", algo=a.algo, env=a.env, precision=a.precision,
+        report(dict(what="op_profile", label=a.label, algo=a.algo, env=a.env,
+                    precision=a.precision,
                     blocks=a.blocks, idle=round(groups["idle"] / total, 4),
                     shares={g: round(groups[g] / busy, 4)
                             for g in ("products", "BatchRenorm", "Adam", "other")},
+                    us_per_update={g: round(groups[g] / updates, 1)
+                                   for g in ("products", "BatchRenorm", "Adam", "other")},
                     top={f"{g}/{ty}": round(t / busy, 4)
                          for (g, ty), t in types.most_common(10)}), a.out)
     return 0

@@ -121,10 +121,12 @@ def renorm_train(x, gamma, beta, moving_mean, running_std, warm, epsilon: float,
     TensorFlow's own gradient of the moments broadcasts each per-feature gradient to the
     batch's shape and scales it there (two tiles and three products over the batch), then
     adds three batch-sized terms. This one scales the per-feature gradients first and adds
-    the mean's term as a bias: 12 passes over the batch per layer where there were 17, with
-    the same numbers bit for bit (each expression below is the one TensorFlow's graph
-    optimiser leaves of its own gradient, in the same order; ``tests/test_crossq.py`` holds
-    them equal). The per-feature chain (``renorm_fold``'s gradient) is still TensorFlow's.
+    the mean's term as a bias: 13 passes over the batch per layer, forward and backward,
+    where there were 17, with the same numbers bit for bit (each expression below is the
+    one TensorFlow's graph optimiser leaves of its own gradient, in the same order;
+    ``tests/test_crossq.py`` holds them equal). The passes left (the moments and the
+    reductions) are the costly ones, so the gain is a few percent of CrossQ's update
+    (``docs/algorithms/family.md``). The per-feature chain is still TensorFlow's.
     """
     n, width = x.shape[0], x.shape[-1]
     recip = tf.constant(np.float32(1) / np.float32(n))  # what the optimiser folds 1/n into
@@ -140,13 +142,15 @@ def renorm_train(x, gamma, beta, moving_mean, running_std, warm, epsilon: float,
                                        epsilon, r_max, d_max)
 
         def grad(dy, *_):  # the moments' own gradients: none (they only feed the statistics)
-            g_mean, g_var, g_gamma, g_beta = tape.gradient(
-                [scale, shift], [mean, var, gamma, beta],
-                output_gradients=[tf.reduce_sum(x * dy, 0), tf.reduce_sum(dy, 0)])
-            # The reshapes keep the optimiser from moving 1/n into the chain above.
-            d_mean = tf.reshape(recip * tf.reshape(g_mean, [1, width]), [width])
-            d_var = 2.0 * (recip * tf.reshape(g_var, [1, width]))
-            return tf.nn.bias_add(d_var * (x - mean_k), d_mean) + dy * scale, g_gamma, g_beta
+            with tf.name_scope("batch_renorm_gradient"):  # named for profiles
+                g_mean, g_var, g_gamma, g_beta = tape.gradient(
+                    [scale, shift], [mean, var, gamma, beta],
+                    output_gradients=[tf.reduce_sum(x * dy, 0), tf.reduce_sum(dy, 0)])
+                # The reshapes keep the optimiser from moving 1/n into the chain above.
+                d_mean = tf.reshape(recip * tf.reshape(g_mean, [1, width]), [width])
+                d_var = 2.0 * (recip * tf.reshape(g_var, [1, width]))
+                dx = tf.nn.bias_add(d_var * (x - mean_k), d_mean) + dy * scale
+            return dx, g_gamma, g_beta
         return (x * scale + shift, mean, var), grad
 
     return normalise(x, gamma, beta)
