@@ -40,6 +40,7 @@ arrangement of the same ops could still gain.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -304,8 +305,18 @@ def main() -> int:
     p.add_argument("--bfloat16", action="store_true",
                    help="also time the products in bfloat16 (float32 weights cast at each "
                         "product) and the real block in precision='bfloat16'")
+    p.add_argument("--block_only", action="store_true",
+                   help="--algo: time the variant's real block alone (one JSON line), e.g. "
+                        "to compare two checkouts: PYTHONPATH=OTHER python floor.py ...")
     a = p.parse_args()
     env = gym.make(a.env)
+    if a.algo != "sac" and a.block_only:
+        *_, block, inputs = variant_parts(env, a.algo, 256, family_settings(a.algo,
+                                                                             a.critic_width))
+        us = per_update(lambda: {k: v.numpy() for k, v in block(*inputs).items()}, a.blocks)
+        print(json.dumps(dict(algo=a.algo, us_per_update=round(us, 1), blocks=a.blocks,
+                              code=os.path.dirname(sac_mod.__file__))))
+        return 0
     if a.algo != "sac":
         return variant_floor(env, a.algo, a.blocks, a.critic_width, a.bfloat16)
     od, ad = env.observation_space.shape[0], env.action_space.shape[0]
