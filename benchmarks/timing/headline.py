@@ -3,7 +3,8 @@
     python benchmarks/timing/headline.py > benchmarks/headline.md
 
 Reads every ``benchmarks/results/*_race.jsonl`` that ``race.py --out`` wrote (HalfCheetah-v5,
-not pixels), keeps the latest race of each CPU (its machine record names it), and prints the
+not pixels, float32: a race with a bfloat16 side is ``family_race.py``'s), keeps the latest
+race of each CPU (its machine record names it), and prints the
 ratios ours/peer of the medians, updates per second then env steps per second. README.md,
 the introduction, the design page and the Benchmarks page all show this one file, so the
 figures are stated once; the tests hold it equal to what this script prints.
@@ -32,6 +33,7 @@ def latest_races(results: str = RESULTS) -> list[tuple[str, dict, dict]]:
         peers = set(rows) & set(PEERS)  # a race against the peers, not another checkout
         if (machine and peers and not machine.get("pixels")
                 and machine.get("algo", "sac") == "sac"  # SAC's race, not a variant's
+                and "ours_bf16" not in rows  # float32's race (family_race.py has bfloat16's)
                 and "(model not recorded)" not in machine["cpu"]):
             latest[machine["cpu"]] = (osp.basename(path), machine, rows)
     return sorted(latest.values(), key=lambda race: race[0], reverse=True)
