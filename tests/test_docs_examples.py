@@ -110,6 +110,21 @@ def test_readme_tables_are_the_files_their_scripts_write(marker, name):
         assert table == (REPO / "benchmarks" / name).read_text(), readme
 
 
+def test_the_family_race_table_is_what_its_script_makes():
+    """benchmarks/family_race.md (issue 80's race against SBX in both precisions) is what
+    family_race.py makes of the race results, and the family's page includes that file."""
+    sys.path.insert(0, str(REPO / "benchmarks" / "timing"))
+    try:
+        import family_race
+    finally:
+        sys.path.pop(0)
+    assert (REPO / "benchmarks" / "family_race.md").read_text() == \
+        family_race.table(family_race.latest_races()), \
+        "python benchmarks/timing/family_race.py > benchmarks/family_race.md is stale"
+    assert "```{include} ../../benchmarks/family_race.md" in (DOCS / "algorithms" /
+                                                             "family.md").read_text()
+
+
 def test_the_headline_speed_is_stated_once():
     """benchmarks/headline.md is what its script makes of the race results, and README, the
     introduction, the design page and the Benchmarks page show that file rather than typing

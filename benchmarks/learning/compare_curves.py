@@ -309,9 +309,9 @@ def paired_table(data_dir: str, rows: list, seeds: tuple, baseline: str) -> str:
     """The markdown table of each of ``rows`` (label, folder, baseline's folder, tasks,
     epochs) against its baseline: each finished seed's test return after the epoch (10
     episodes), mean ± sample sd over seeds, the difference with the standard error of a
-    difference of two means, read as above, below or within one s.e.; only ``seeds``, and
-    the baseline's same seeds (always the bundled runs of ``data/benchmarks/``, whatever
-    ``data_dir`` holds the others)."""
+    difference of two means, read as above, below or within one s.e.; only those of
+    ``seeds`` that have finished, and the baseline's same seeds (always the bundled runs of
+    ``data/benchmarks/``, whatever ``data_dir`` holds the others)."""
     def pattern(exp: str, env: str, folder_of: str = data_dir) -> str:
         folder = exp.format(env=env.lower())
         return osp.join(folder_of, folder, f"{folder}_s{{}}", "progress.txt")
@@ -322,12 +322,13 @@ def paired_table(data_dir: str, rows: list, seeds: tuple, baseline: str) -> str:
     for label, exp, base, envs, epochs_list in rows:
         for env in envs:
             for epochs in epochs_list:
-                ours = np.concatenate([scores_at(pattern(exp, env).format(s), epochs)
-                                       for s in seeds])
-                if not len(ours):
+                have = [s for s in seeds if len(scores_at(pattern(exp, env).format(s), epochs))]
+                if not have:
                     continue
+                ours = np.concatenate([scores_at(pattern(exp, env).format(s), epochs)
+                                       for s in have])
                 sac = np.concatenate([scores_at(pattern(base, env, BUNDLED).format(s), epochs)
-                                      for s in seeds])
+                                      for s in have])
                 n, m = len(ours), len(sac)
                 se = np.sqrt((ours.var(ddof=1) / n if n > 1 else np.nan)
                              + (sac.var(ddof=1) / m if m > 1 else np.nan))

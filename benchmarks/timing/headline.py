@@ -44,7 +44,10 @@ def headline(races: list[tuple[str, dict, dict]]) -> str:
     lines = ["Speed of the real training loop on 2 cores (`python benchmarks/timing/race.py`: "
              "HalfCheetah-v5, Spinning Up's settings on all sides, each peer followed by ours "
              "in every round, medians of the rounds), as ours/peer in updates per second / "
-             "env steps per second, on the latest race of each CPU:", "",
+             "env steps per second, on the latest race of each CPU. All are float32, the "
+             "default, and the CPU column names the vector extensions each machine had (AVX2 "
+             "is the least of them); `--precision bfloat16`, on a CPU with AVX512_BF16 or "
+             "AMX_BF16, is raced on the family's page (`benchmarks/family_race.md`):", "",
              "| CPU | race | " + " | ".join(f"ours/{name}" for name in PEERS.values())
              + " | ours, updates/s |",
              "|---|---|" + "---:|" * (len(PEERS) + 1)]
