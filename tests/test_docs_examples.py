@@ -112,15 +112,15 @@ def test_readme_tables_are_the_files_their_scripts_write(marker, name):
 
 def test_the_family_race_table_is_what_its_script_makes():
     """benchmarks/family_race.md (issue 80's race against SBX in both precisions) is what
-    family_race.py makes of the race results, and the family's page includes that file."""
+    headline.py --family makes of the race results, and the family's page includes it."""
     sys.path.insert(0, str(REPO / "benchmarks" / "timing"))
     try:
-        import family_race
+        import headline
     finally:
         sys.path.pop(0)
     assert (REPO / "benchmarks" / "family_race.md").read_text() == \
-        family_race.table(family_race.latest_races()), \
-        "python benchmarks/timing/family_race.py > benchmarks/family_race.md is stale"
+        headline.family_table(headline.latest_family_races()), \
+        "python benchmarks/timing/headline.py --family > benchmarks/family_race.md is stale"
     assert "```{include} ../../benchmarks/family_race.md" in (DOCS / "algorithms" /
                                                              "family.md").read_text()
 
