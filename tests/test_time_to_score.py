@@ -116,3 +116,31 @@ def test_a_variant_without_runs_on_the_task_reads_the_published_curve(tmp_path):
     assert "| droq | 1 | 25.0 (1) | 64k | 43 min | 92k | 61 min |" in out.stdout
     assert ("| crossq (published curve) | 10, published -v4 | not measured | ≤44k | no speed | "
             "not by 100k |  |" in out.stdout)
+
+
+def test_the_family_times_in_bfloat16_by_hand(tmp_path):
+    """Speed rows with ``precision: bfloat16`` give a variant a bfloat16 row. CrossQ has
+    bfloat16 runs (steps/4: 6,081 first at the 28k epoch, 9,163 at 40k; at 100 env steps/s,
+    5 and 7 min); TQC has none, so its row reads its float32 curve (steps/10: 64k and 92k,
+    at 80 env steps/s 13 and 19 min) and says so. Without bfloat16 speeds, no bfloat16 row
+    (DroQ)."""
+    data = tmp_path / "data"
+    write_run(str(data), 0, 0.0, "crossq", 25, 0.2)
+    write_run(str(data), 0, 0.0, "crossq-bf16", 25, 0.25)
+    write_run(str(data), 0, 0.0, "tqc", 25, 0.1)
+    write_run(str(data), 0, 0.0, "droq", 25, 0.1)
+    speeds = tmp_path / "speeds.jsonl"
+    rows = [dict(impl="spinup_tf2", algo="crossq", env_steps_per_s=50.0),
+            dict(impl="spinup_tf2", algo="crossq", precision="bfloat16", env_steps_per_s=100.0),
+            dict(impl="spinup_tf2", algo="tqc", n_critics=5, precision="bfloat16",
+                 env_steps_per_s=80.0),
+            dict(impl="spinup_tf2", algo="droq", precision="float32", env_steps_per_s=25.0)]
+    speeds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = subprocess.run([sys.executable, SCRIPT, "--family", str(speeds), "--data_dir",
+                          str(data)], capture_output=True, text=True, timeout=HANG)
+    assert out.returncode == 0, out.stderr
+    assert "| crossq | 1 | 50.0 (1) | 32k | 11 min | 48k | 16 min |" in out.stdout
+    assert "| crossq, bfloat16 | 1 | 100.0 (1) | 28k | 5 min | 40k | 7 min |" in out.stdout
+    assert ("| tqc, bfloat16 | 1, float32's curve | 80.0 (1) | 64k | 13 min | 92k | 19 min |"
+            in out.stdout)
+    assert "droq, bfloat16" not in out.stdout

@@ -66,15 +66,16 @@ OTHER_RUNS = {"crossq": ("crossq-300k",), "simbav2": ("simbav2-w384",)}
 FAMILY = ("sac", *(n for m in MEMBERS for n in (m, *OTHER_RUNS.get(m, ()))))
 # SAC's runs are 350k, the family's 100k unless longer.
 RUN_EPOCHS = {"sac": 88, "crossq-300k": 75, **{n: 25 for n in FAMILY if n not in
-                                                 ("sac", "crossq-300k")}}
+                                                 ("sac", "crossq-300k")},
+              **{f"{m}-bf16": 25 for m in MEMBERS}}  # learning.py --precision bfloat16
 
 
-def family_speeds(paths: list[str]) -> dict[str, list[float]]:
-    """Our env steps/s in the JSON lines files ``paths``, by algorithm, from the rows whose
-    settings are the evidence runs' (TQC: 5 critics)."""
+def family_speeds(paths: list[str]) -> dict[tuple[str, str], list[float]]:
+    """Our env steps/s in the JSON lines files ``paths``, by algorithm and precision, from the
+    rows whose settings are the evidence runs' (TQC: 5 critics)."""
     import json
 
-    out: dict[str, list[float]] = {}
+    out: dict[tuple[str, str], list[float]] = {}
     for path in paths:
         with open(path) as f:
             for line in filter(str.strip, f):
@@ -84,7 +85,8 @@ def family_speeds(paths: list[str]) -> dict[str, list[float]]:
                 algo = row.get("algo", "sac")
                 if algo == "tqc" and row.get("n_critics") != 5:
                     continue  # the SBX race's TQC has SBX's 2 critics
-                out.setdefault(algo, []).append(row["env_steps_per_s"])
+                precision = row.get("precision", "float32")
+                out.setdefault((algo, precision), []).append(row["env_steps_per_s"])
     return out
 
 
@@ -122,20 +124,31 @@ def family_table(paths: list[str], env: str, data_dir: str, scores: list[float])
     """The markdown table of ``--family``. A variant with no finished runs of ours on ``env``
     but a published curve (REDQ, whose runs here are on Hopper) gets a row from that curve
     at our speed, marked as such: its score is reached somewhere after the published point
-    before, so its steps and time are upper bounds ("≤")."""
+    before, so its steps and time are upper bounds ("≤"). Where ``paths`` hold speeds in
+    bfloat16 too (``speed.py --precision bfloat16``), a variant gets a bfloat16 row: its
+    steps from its bfloat16 runs on ``env`` (``learning.py --precision bfloat16``) where
+    they have finished, else from its float32 curve (marked so: the learning check found
+    bfloat16 within one s.e. of float32)."""
     speeds = family_speeds(paths)
     head = " | ".join(f"to {s:,.0f}: steps | time" for s in scores)
     lines = [f"| algorithm | seeds | env steps/s (median, runs) | {head} |",
              "|---|---:|---:|" + "---:|---:|" * len(scores)]
-    for algo in FAMILY:
-        steps, mean, seeds = mean_curve(algo, env, data_dir)
+    for algo, precision in ((a, p) for a in FAMILY for p in ("float32", "bfloat16")):
+        variant = algo.split("-")[0]  # a longer run's speed is its variant's
+        if precision == "bfloat16" and (variant, precision) not in speeds:
+            continue
+        curve = algo if precision == "float32" else f"{variant}-bf16"
+        steps, mean, seeds = mean_curve(curve, env, data_dir)
         bound, count = "", str(seeds)
+        if not seeds and precision == "bfloat16":
+            steps, mean, seeds = mean_curve(algo, env, data_dir)
+            count = f"{seeds}, float32's curve"
         if not seeds:
             steps, mean = published_curve(algo, env)
             if not len(steps):
                 continue
             bound, count = "≤", "10, published -v4"
-        runs = speeds.get(algo.split("-")[0])  # a longer run's speed is its variant's
+        runs = speeds.get((variant, precision))
         v = statistics.median(runs) if runs else None
         cells = []
         for score in scores:
@@ -147,7 +160,9 @@ def family_table(paths: list[str], env: str, data_dir: str, scores: list[float])
             cells.append(f"{bound}{round(at / 1000)}k | "
                          + (f"{bound}{at / v / 60:.0f} min" if v else "no speed"))
         speed = f"{v:.1f} ({len(runs)})" if v else "not measured"
-        name = algo.replace("-300k", " (runs to 300k)") + (" (published curve)" if bound else "")
+        name = (algo.replace("-300k", " (runs to 300k)") + (", bfloat16" if precision != "float32"
+                                                            else "")
+                + (" (published curve)" if bound else ""))
         lines.append(f"| {name} | {count} | {speed} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
