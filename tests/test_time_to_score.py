@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from helpers import HANG
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
@@ -24,6 +25,17 @@ def write_run(data_dir, seed, offset, algo="sac", epochs=88, slope=0.1):
         f.write("Epoch\tTotalEnvInteracts\tAverageTestEpRet\n")
         for e, t in enumerate(steps, 1):
             f.write(f"{e}\t{t}\t{slope * t + offset}\n")
+
+
+def family_times(tmp_path, rows: list[dict]) -> str:
+    """``time_to_score.py --family``'s table for the speed ``rows`` and the runs written in
+    ``tmp_path / 'data'``."""
+    speeds = tmp_path / "speeds.jsonl"
+    speeds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = subprocess.run([sys.executable, SCRIPT, "--family", str(speeds), "--data_dir",
+                          str(tmp_path / "data")], capture_output=True, text=True, timeout=HANG)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
 
 
 def test_time_to_score_by_hand(tmp_path):
@@ -61,6 +73,7 @@ def test_time_to_score_never_reached(tmp_path):
     assert "never reaches 6081" in out.stdout
 
 
+@pytest.mark.processes  # family_times runs the script
 def test_the_family_times_by_hand(tmp_path):
     """SAC at steps/10 (two seeds, +-50) first reaches 6,081 at the 64k epoch and 9,163 at
     92k; CrossQ at steps/5 (25 epochs) at 32k and 48k. At 500 and 50 env steps/s: 64k/500 s
@@ -75,24 +88,21 @@ def test_the_family_times_by_hand(tmp_path):
     write_run(str(data), 0, 0.0, "crossq-300k", 75, 0.04)
     write_run(str(data), 10, 0.0, "crossq-300k", 30, 1.0)
     write_run(str(data), 0, 0.0, "tqc", 25, 0.01)
-    speeds = tmp_path / "speeds.jsonl"
     rows = [dict(who="ours", impl="spinup_tf2", env_steps_per_s=500.0),
             dict(who="sbx", impl="sbx", algo="crossq", env_steps_per_s=999.0),
             dict(impl="spinup_tf2", algo="crossq", env_steps_per_s=40.0),
             dict(impl="spinup_tf2", algo="crossq", env_steps_per_s=50.0),
             dict(impl="spinup_tf2", algo="crossq", env_steps_per_s=60.0),
             dict(impl="spinup_tf2", algo="tqc", n_critics=None, env_steps_per_s=80.0)]
-    speeds.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = subprocess.run([sys.executable, SCRIPT, "--family", str(speeds), "--data_dir",
-                          str(data)], capture_output=True, text=True, timeout=HANG)
-    assert out.returncode == 0, out.stderr
-    assert "| sac | 2 | 500.0 (1) | 64k | 2 min | 92k | 3 min |" in out.stdout
-    assert "| crossq | 1 | 50.0 (3) | 32k | 11 min | 48k | 16 min |" in out.stdout
-    assert "| tqc | 1 | not measured | not by 100k |  | not by 100k |  |" in out.stdout
+    stdout = family_times(tmp_path, rows)
+    assert "| sac | 2 | 500.0 (1) | 64k | 2 min | 92k | 3 min |" in stdout
+    assert "| crossq | 1 | 50.0 (3) | 32k | 11 min | 48k | 16 min |" in stdout
+    assert "| tqc | 1 | not measured | not by 100k |  | not by 100k |  |" in stdout
     assert ("| crossq (runs to 300k) | 1 | 50.0 (3) | 156k | 52 min | 232k | 77 min |"
-            in out.stdout)
+            in stdout)
 
 
+@pytest.mark.processes  # family_times runs the script
 def test_a_variant_without_runs_on_the_task_reads_the_published_curve(tmp_path):
     """REDQ has no HalfCheetah runs here: its row comes from SimbaV2's published mean curve
     (bundled data, points every 16,666 steps), whose 10 seeds average 5,464 at 33,332 and
@@ -104,20 +114,17 @@ def test_a_variant_without_runs_on_the_task_reads_the_published_curve(tmp_path):
     44k)."""
     data = tmp_path / "data"
     write_run(str(data), 0, 0.0, "droq", 25, 0.1)
-    speeds = tmp_path / "speeds.jsonl"
     rows = [dict(impl="spinup_tf2", algo="redq", env_steps_per_s=12.5),
             dict(impl="spinup_tf2", algo="droq", env_steps_per_s=25.0)]
-    speeds.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = subprocess.run([sys.executable, SCRIPT, "--family", str(speeds), "--data_dir",
-                          str(data)], capture_output=True, text=True, timeout=HANG)
-    assert out.returncode == 0, out.stderr
+    stdout = family_times(tmp_path, rows)
     assert ("| redq (published curve) | 10, published -v4 | 12.5 (1) | ≤50k | ≤67 min | "
-            "not by 100k |  |" in out.stdout)
-    assert "| droq | 1 | 25.0 (1) | 64k | 43 min | 92k | 61 min |" in out.stdout
+            "not by 100k |  |" in stdout)
+    assert "| droq | 1 | 25.0 (1) | 64k | 43 min | 92k | 61 min |" in stdout
     assert ("| crossq (published curve) | 10, published -v4 | not measured | ≤44k | no speed | "
-            "not by 100k |  |" in out.stdout)
+            "not by 100k |  |" in stdout)
 
 
+@pytest.mark.processes  # family_times runs the script
 def test_the_family_times_in_bfloat16_by_hand(tmp_path):
     """Speed rows with ``precision: bfloat16`` give a variant a bfloat16 row. CrossQ has
     bfloat16 runs (steps/4: 6,081 first at the 28k epoch, 9,163 at 40k; at 100 env steps/s,
@@ -129,18 +136,14 @@ def test_the_family_times_in_bfloat16_by_hand(tmp_path):
     write_run(str(data), 0, 0.0, "crossq-bf16", 25, 0.25)
     write_run(str(data), 0, 0.0, "tqc", 25, 0.1)
     write_run(str(data), 0, 0.0, "droq", 25, 0.1)
-    speeds = tmp_path / "speeds.jsonl"
     rows = [dict(impl="spinup_tf2", algo="crossq", env_steps_per_s=50.0),
             dict(impl="spinup_tf2", algo="crossq", precision="bfloat16", env_steps_per_s=100.0),
             dict(impl="spinup_tf2", algo="tqc", n_critics=5, precision="bfloat16",
                  env_steps_per_s=80.0),
             dict(impl="spinup_tf2", algo="droq", precision="float32", env_steps_per_s=25.0)]
-    speeds.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = subprocess.run([sys.executable, SCRIPT, "--family", str(speeds), "--data_dir",
-                          str(data)], capture_output=True, text=True, timeout=HANG)
-    assert out.returncode == 0, out.stderr
-    assert "| crossq | 1 | 50.0 (1) | 32k | 11 min | 48k | 16 min |" in out.stdout
-    assert "| crossq, bfloat16 | 1 | 100.0 (1) | 28k | 5 min | 40k | 7 min |" in out.stdout
+    stdout = family_times(tmp_path, rows)
+    assert "| crossq | 1 | 50.0 (1) | 32k | 11 min | 48k | 16 min |" in stdout
+    assert "| crossq, bfloat16 | 1 | 100.0 (1) | 28k | 5 min | 40k | 7 min |" in stdout
     assert ("| tqc, bfloat16 | 1, float32's curve | 80.0 (1) | 64k | 13 min | 92k | 19 min |"
-            in out.stdout)
-    assert "droq, bfloat16" not in out.stdout
+            in stdout)
+    assert "droq, bfloat16" not in stdout
