@@ -579,8 +579,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
             epoch = (t + stride) // local_steps_per_epoch
             saving = (epoch % save_freq == 0) or (epoch == epochs)
             with rundir.writing(logger.output_dir):  # a refused write stops the run, files whole
-                # Save model
-                if saving:
+                if saving:  # Save model
                     logger.save_state({"env": env.env}, None)  # and what replays must see
                     saved_epoch = epoch
 
@@ -598,9 +597,7 @@ def sac(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,  # n
                     checkpoint.save(t + stride, epoch, ep_ret, ep_len, time.time() - start_time)
                 videos.after_epoch(logger.output_dir, epoch, epoch == epochs, get_action.fork(),
                                    env.env)
-    collector.close()
-    logger.finish()  # a tracker sends the policy and closes its run
-    rundir.release(logger.output_dir)  # another writer may come now
+    finish_run(collector, logger)
     return ac
 
 
@@ -658,6 +655,15 @@ def closed_on_error(collector):
     except BaseException:
         collector.close()
         raise
+
+
+def finish_run(collector, logger: EpochLogger) -> None:
+    """The run ended as it should: ``collector``'s processes and actors stop, each of
+    ``logger``'s outputs says so (a tracker sends the policy and closes its run), and the run
+    directory is released, so another writer (a resume, a replay) may come now."""
+    collector.close()
+    logger.finish()
+    rundir.release(logger.output_dir)
 
 
 def update_blocks(t: int, num_envs: int, update_every: int) -> int:
