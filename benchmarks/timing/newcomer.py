@@ -1,19 +1,20 @@
 """How long README's newcomer commands take on this machine: the figures README promises.
 
 README begins with two commands (set up and train a short SAC; set up and run the tests),
-each with a time. Those times are measured here, by running the commands as README gives
+each with a time, and gives CI's command (set up, ``ruff``, every test) with its time.
+Those times are measured here, by running the commands as README gives
 them in a fresh clone of the working tree (a new ``.venv`` each, pip's cache as it is), and
 written with the machine they were measured on; README's figures are facts made from this
 file (``benchmarks/learning/facts.py``: ``timed WHAT``), so each promise is one measured
 figure with its machine, and ``tests/test_facts.py`` fails when README and the file disagree.
 
-    python benchmarks/timing/newcomer.py run [--what quickstart,tests]   # measure, append
+    python benchmarks/timing/newcomer.py run [--what quickstart,tests,ci]   # measure, append
     python benchmarks/timing/newcomer.py show                            # the latest figures
 
 Measure on a quiet machine (nothing else running: the share of CPU time busy just before
 each part is recorded, and a part measured with the CPU busy is marked so). Each part is one
 run, not a median: the figures are rounded as README writes them (installs to half minutes,
-the quickstart to 5 s, the test run to whole minutes).
+the quickstart to 5 s, the test runs to whole minutes).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ PARTS = {
     "quickstart": ('pip install -e .', "python -m spinup_tf2.run sac --env Pendulum-v1 "
                    "--exp_name quickstart --epochs 5 --steps_per_epoch 2000 --start_steps 2000"),
     "tests": ('pip install -e ".[test]"', "pytest"),
+    # .ci/run also installs the system libraries a fresh machine misses; here they are present.
+    "ci": ('pip install -e ".[test]"',
+           'ruff check . && pytest -m "slow or not slow" --durations=15'),
 }
 
 
