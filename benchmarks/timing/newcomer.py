@@ -77,11 +77,16 @@ def busy_share(seconds: float = 3.0) -> float:
 
 
 def timed(command: str, cwd: str) -> float:
+    """Seconds ``command`` took in ``cwd``; on a failure, its output's end and the exit."""
     start = time.perf_counter()
-    subprocess.run(["bash", "-c", command], cwd=cwd, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL,
-                   env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"))
-    return time.perf_counter() - start
+    res = subprocess.run(["bash", "-c", command], cwd=cwd, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True,
+                         env=dict(os.environ, SPINUP_TF2_WAIT_BEFORE_LAUNCH="0"))
+    seconds = time.perf_counter() - start
+    if res.returncode != 0:
+        raise SystemExit(f"{command!r} failed (exit {res.returncode}) after {seconds:.0f} s; "
+                         f"nothing was recorded. Its output ends:\n{res.stdout[-4000:]}")
+    return seconds
 
 
 def measure(what: str) -> dict:
