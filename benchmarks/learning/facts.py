@@ -65,7 +65,8 @@ import sys
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 BENCH = osp.join(REPO, "data", "benchmarks")
 DOCS = ["README.md", "docs/benchmarks.md", "docs/algorithms/family.md", "docs/user/pixels.md",
-        "docs/user/goals.md", "docs/user/memory.md", "docs/user/running.md"]
+        "docs/user/goals.md", "docs/user/memory.md", "docs/user/running.md",
+        "docs/user/installation.md"]
 # Spinning Up's five MuJoCo tasks, as learning.py's default suite runs them.
 GROUPS = {"spinningup": [f"sac-{t}-v5" for t in ("halfcheetah", "hopper", "walker2d", "ant",
                                                  "swimmer")]}
