@@ -17,6 +17,24 @@ def pendulum():
     return gym.make("Pendulum-v1")
 
 
+def small_critics(name: str, **wanted) -> dict:
+    """``ac_kwargs`` for family member ``name`` with its critics cut down for a test's time:
+    32 wide where the member has its own width (CrossQ's 1024, SimbaV2's 512) and 3 where it
+    has many (REDQ's 10), plus those of ``wanted`` (e.g. ``network='simba'``) that its
+    actor-critic takes. What the tests check (a resume, an epoch, an export) does not depend
+    on the width."""
+    import importlib
+    import inspect
+
+    from spinup_tf2.family import MEMBERS
+
+    member = MEMBERS[name]
+    takes = inspect.signature(getattr(importlib.import_module(member.math),
+                                      member.actor_critic)).parameters
+    options = dict(critic_hidden_sizes=(32, 32), n_critics=3, **wanted)
+    return {k: v for k, v in options.items() if k in takes}
+
+
 def actor_critics(seed=0, hidden_sizes=(32, 32), env_name="Pendulum-v1"):
     """A seeded main actor-critic and its target for ``env_name``, as sac() builds them."""
     import gymnasium as gym

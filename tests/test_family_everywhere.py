@@ -1,8 +1,8 @@
 """Each SAC variant through everything else a run offers, from the command line as a user
 types it: MPI (--cpu 2) with vector copies (--num_envs 2), TensorBoard, videos during
 training, alpha learned; then test_policy, ONNX and TF Lite exports within 1e-5 of the
-SavedModel, and plot. (Exact resume of each variant: its own test file; on Ray:
-tests/test_ray.py.)"""
+SavedModel, and plot. (Exact resume of each variant: its own test file and
+tests/test_kill_every_variant.py; on Ray: tests/test_ray.py.)"""
 
 import json
 import os
@@ -21,10 +21,12 @@ NO_DISPLAY = {"DISPLAY": "", "WAYLAND_DISPLAY": ""}
 CLASSES = {m.name: m.actor_critic for m in FAMILY}
 # CrossQ's critics narrow (else 1024 wide); REDQ's 4 (6 subsets to trace for the backup's
 # tf.switch_case, not 10's 45); DroQ and REDQ at 2 updates per step, not 20 (their learning
-# tests run 20): the options, not the update count, are under test here.
-CRITICS = {"crossq": ["--ac_kwargs:critic_hidden_sizes", "[32]"],
+# tests run 20): the options, not the update count, are under test here. CrossQ and DroQ on
+# SimBa's networks (their own blocks: Batch Renormalization, dropout), so that their SimBa
+# policies ship here too; their MLP policies ship in tests/test_export.py.
+CRITICS = {"crossq": ["--ac_kwargs:critic_hidden_sizes", "[32]", "--ac_kwargs:network", "simba"],
            "simbav2": ["--ac_kwargs:critic_hidden_sizes", "[32]"],
-           "droq": ["--updates_per_step", "2"],
+           "droq": ["--updates_per_step", "2", "--ac_kwargs:network", "simba"],
            "redq": ["--ac_kwargs:n_critics", "4", "--updates_per_step", "2"]}
 
 

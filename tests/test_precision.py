@@ -18,6 +18,7 @@ from helpers import (
     rows,
     run_main,
     run_tiny,
+    small_critics,
     straight_and_resumed,
 )
 
@@ -182,22 +183,13 @@ def test_a_bfloat16_run_saves_and_exports_float32(tmp_path):
 def test_every_variant_trains_in_bfloat16(tmp_path, name):
     """Each member's own function with bfloat16 products: an epoch with updates, finite
     losses, and a float32 SavedModel (or, on a CPU without a bfloat16 multiply, the
-    refusal). Critics narrow where the member has its own width (CrossQ's 1024 and SimbaV2's
-    512 took 17 and 95 s of this test's 170) and fewer where it has many (REDQ's 10)."""
-    import importlib
-    import inspect
-
+    refusal). Critics narrow and few (:func:`helpers.small_critics`): at the members' own
+    widths CrossQ's 1024 and SimbaV2's 512 took 17 and 95 s of this test's 170."""
     import spinup_tf2
-    from spinup_tf2.family import MEMBERS
 
     algo = getattr(spinup_tf2, name)
-    member = MEMBERS[name]
-    takes = inspect.signature(getattr(importlib.import_module(member.math),
-                                      member.actor_critic)).parameters
-    small = {k: v for k, v in (("critic_hidden_sizes", (32, 32)), ("n_critics", 3))
-             if k in takes}
     kw = dict(epochs=1, steps_per_epoch=300, start_steps=100, update_after=100,
-              num_test_episodes=1, ac_kwargs=dict(hidden_sizes=(32, 32), **small),
+              num_test_episodes=1, ac_kwargs=dict(hidden_sizes=(32, 32), **small_critics(name)),
               precision="bfloat16",
               logger_kwargs=dict(output_dir=str(tmp_path / "run"), quiet=True))
     if not HAS_BF16:

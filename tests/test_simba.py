@@ -1,8 +1,9 @@
 """SimBa networks (``ac_kwargs=dict(network='simba')``): residual blocks with a layer norm
 before them and before the output, for SAC (continuous and discrete), TQC and REDQ; for
 CrossQ with its Batch Renormalization in place of the layer norms, for DroQ with its
-dropout inside the critics' blocks. The run resumes exactly (SAC, TQC, CrossQ, DroQ),
-exports within 1e-5 and replays; an unknown network is refused."""
+dropout inside the critics' blocks. SAC's run resumes exactly, exports within 1e-5 and
+replays (the variants': tests/test_kill_every_variant.py, tests/test_family_everywhere.py);
+an unknown network is refused."""
 import os
 
 import gymnasium as gym
@@ -70,35 +71,24 @@ def test_crossq_blocks_renormalise_by_the_batch_and_droq_blocks_drop_out():
     np.testing.assert_array_equal(droq.critic(0, o, a).numpy(), droq.critic(0, o, a).numpy())
 
 
-# The variants' SimBa runs are slow-marked (CI runs them): the default run keeps SAC's.
-@pytest.mark.parametrize("algo", ["sac", *(pytest.param(a, marks=pytest.mark.slow)
-                                          for a in ("tqc", "crossq", "droq"))])
-def test_simba_trains_through_sac_and_the_variants_and_resumes_exactly(tmp_path, algo):
-    kwargs = dict(ac_kwargs=SIMBA, normalize_obs=True)
-    if algo != "sac":
-        ac_kwargs = {"tqc": dict(SIMBA, n_critics=2), "droq": SIMBA,
-                     "crossq": dict(SIMBA, critic_hidden_sizes=(32, 32))}[algo]
-        kwargs.update(actor_critic=algo, alpha="auto", updates_per_step=2, ac_kwargs=ac_kwargs)
-    (header, r), resumed = straight_and_resumed(tmp_path, **kwargs)
+# The variants' SimBa runs resume exactly after a kill in tests/test_kill_every_variant.py
+# (their blocks' normalisations in the checkpoint checked there), and CrossQ's and DroQ's
+# SimBa policies ship in tests/test_family_everywhere.py: here SAC's.
+def test_simba_trains_through_sac_and_resumes_exactly(tmp_path):
+    (header, r), resumed = straight_and_resumed(tmp_path, ac_kwargs=SIMBA, normalize_obs=True)
     assert resumed == (header, r) and len(r) == 2
     with np.load(os.path.join(tmp_path / "straight", "train_state", "arrays.npz")) as arrays:
-        # each block's normalisation, in the critics (and their targets where there are)
-        owner = "var:ac/q1/" if algo == "crossq" else "var:ac_targ/q1/"
-        assert any(k.startswith(owner) and k.endswith("/norm/gamma") for k in arrays.files)
-        if algo == "crossq":
-            assert any(k.startswith(owner) and k.endswith("/norm/moving_var")
-                       for k in arrays.files)
+        # each block's normalisation, in the critics and their targets
+        assert any(k.startswith("var:ac_targ/q1/") and k.endswith("/norm/gamma")
+                   for k in arrays.files)
 
 
-@pytest.mark.parametrize("algo", ["mlp", *(pytest.param(a, marks=pytest.mark.slow)
-                                          for a in ("crossq", "droq"))])
-def test_a_simba_policy_exports_within_1e_5_and_replays(tmp_path, algo):
+def test_a_simba_policy_exports_within_1e_5_and_replays(tmp_path):
     from helpers import cli
 
     from spinup_tf2.policy.export import export_policy
 
-    ac_kwargs = dict(SIMBA, critic_hidden_sizes=(32, 32)) if algo == "crossq" else SIMBA
-    out = run_tiny(tmp_path / "run", ac_kwargs=ac_kwargs, normalize_obs=True, actor_critic=algo)
+    out = run_tiny(tmp_path / "run", ac_kwargs=SIMBA, normalize_obs=True)
     model = tf.saved_model.load(os.path.join(out, "tf2_save"))
     obs = np.random.default_rng(0).normal(size=(50, 3)).astype(np.float32)
     expected = model.mu(tf.constant(obs)).numpy()

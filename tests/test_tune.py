@@ -213,12 +213,13 @@ def test_a_study_on_ray_stopped_then_resumed_here_gives_the_local_trials(local_s
 @pytest.mark.slow
 @pytest.mark.parametrize("member", list(MEMBERS))
 def test_a_family_members_study_tunes_its_own_function(member, tmp_path):
-    """``tune NAME`` for each member of the family: its trials are runs of its own function
-    (their config.json names its actor-critic), each trial complete with a value."""
+    """``tune NAME`` for each member of the family: its trial is a run of its own function
+    (its config.json names its actor-critic), complete with a value. (One trial: drawing
+    distinct values over several is the other tests' part.)"""
     small = {"crossq": ["--ac_kwargs:critic_hidden_sizes", "[32]"],
              "simbav2": ["--ac_kwargs:critic_hidden_sizes", "[32]"],
              "redq": ["--ac_kwargs:n_critics", "3"]}.get(member, [])
-    res = cli("tune", member, "--env", "Pendulum-v1", "--seed", "0", "--trials", "2",
+    res = cli("tune", member, "--env", "Pendulum-v1", "--seed", "0", "--trials", "1",
               "--epochs", "1", "--steps_per_epoch", "200", "--start_steps", "100",
               "--update_after", "100", "--num_test_episodes", "1", "--max_ep_len", "200",
               "--updates_per_step", "1", "--hid", "[16]", *small,
@@ -226,7 +227,8 @@ def test_a_family_members_study_tunes_its_own_function(member, tmp_path):
               timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     trials = table(tmp_path / "fm")
-    assert [t["state"] for t in trials] == ["COMPLETE", "COMPLETE"], trials
-    assert len({t["lr"] for t in trials}) == 2 and all(float(t["value"]) < 0 for t in trials)
+    assert [t["state"] for t in trials] == ["COMPLETE"], trials
+    assert float(trials[0]["value"]) < 0 and 1e-4 <= float(trials[0]["lr"]) <= 1e-3, trials
     config = json.load(open(tmp_path / "fm" / "fm_t000" / "fm_t000_s0" / "config.json"))
     assert config["actor_critic"].lower() == f"{member}actorcritic"
+    assert config["lr"] == pytest.approx(float(trials[0]["lr"]), rel=1e-4)
