@@ -71,9 +71,6 @@ def test_crossq_blocks_renormalise_by_the_batch_and_droq_blocks_drop_out():
     np.testing.assert_array_equal(droq.critic(0, o, a).numpy(), droq.critic(0, o, a).numpy())
 
 
-# The variants' SimBa runs resume exactly after a kill in tests/test_kill_every_variant.py
-# (their blocks' normalisations in the checkpoint checked there), and CrossQ's and DroQ's
-# SimBa policies ship in tests/test_family_everywhere.py: here SAC's.
 def test_simba_trains_through_sac_and_resumes_exactly(tmp_path):
     (header, r), resumed = straight_and_resumed(tmp_path, ac_kwargs=SIMBA, normalize_obs=True)
     assert resumed == (header, r) and len(r) == 2
