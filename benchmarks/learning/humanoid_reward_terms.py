@@ -46,6 +46,11 @@ def episode_terms(env, get_action, seed: int) -> dict:
         for t in TERMS:
             out[t] += float(info[t])
         done = terminated or truncated
+    parts = sum(out[t] for t in TERMS)
+    if abs(parts - out["ret"]) > 1e-6 * max(1.0, abs(out["ret"])):
+        raise RuntimeError(f"Humanoid-v5's reward terms sum to {parts}, its rewards to "
+                           f"{out['ret']}: this gymnasium splits the reward differently, so "
+                           f"the -v4 return cannot be read off the terms.")
     out["ret_v4_reward"] = out["ret"] - out["reward_contact"]
     return out
 
