@@ -11,11 +11,11 @@ survival bonus on the falling step, at most 5) can be read beside the published 
 
     python benchmarks/learning/humanoid_reward_terms.py RUN_DIR... [--episodes 10]
 
-One JSON line per run is appended to ``benchmarks/results/humanoid_reward_terms.jsonl`` (the
-run, its steps and last logged test return, the episodes' mean of each term and of both
-returns, and each episode's), and a table is printed. It needs the run's checkpoint
-(``tf2_save``), which the bundled runs in ``data/benchmarks/`` do not carry: run it on the
-run directories the runs wrote.
+One JSON line per run is appended to ``benchmarks/results/humanoid_reward_terms.jsonl``:
+``kind`` (the run's name, for ``facts.py``'s ``result`` figures), its steps and last logged
+test return, the episodes' mean of each term and of both returns, and each episode's; a
+table is printed. It needs the run's checkpoint (``tf2_save``), which the bundled runs in
+``data/benchmarks/`` do not carry: run it on the run directories the runs wrote.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def main() -> int:
         with open(os.path.join(run, "progress.txt")) as f:
             last = dict(zip(f.readline().rstrip("\n").split("\t"),
                             f.readlines()[-1].rstrip("\n").split("\t")))
-        row = dict(run=os.path.basename(os.path.normpath(run)), episodes=a.episodes,
+        row = dict(kind=os.path.basename(os.path.normpath(run)), episodes=a.episodes,
                    steps=int(float(last["TotalEnvInteracts"])),
                    test_return_in_progress=float(last["AverageTestEpRet"]), mean=mean,
                    per_episode=eps)
@@ -91,7 +91,7 @@ def main() -> int:
     print(" | ".join(head))
     for row in rows:
         m = row["mean"]
-        print(" | ".join([row["run"], f"{m['len']:.0f}", f"{m['ret']:.0f}",
+        print(" | ".join([row["kind"], f"{m['len']:.0f}", f"{m['ret']:.0f}",
                           *(f"{m[t]:.0f}" for t in TERMS), f"{m['ret_v4_reward']:.0f}"]))
     return 0
 
