@@ -66,6 +66,7 @@ def main() -> int:
     a = p.parse_args()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     from spinup_tf2.policy.load import load_policy_and_env
+    from spinup_tf2.rundir import read_progress
 
     rows = []
     for run in a.runs:
@@ -75,11 +76,9 @@ def main() -> int:
                      f"give runs of Humanoid-v5 (the reward terms are -v5's).")
         eps = [episode_terms(env, get_action, seed) for seed in range(a.episodes)]
         mean = {k: float(np.mean([e[k] for e in eps])) for k in eps[0]}
-        with open(os.path.join(run, "progress.txt")) as f:
-            last = dict(zip(f.readline().rstrip("\n").split("\t"),
-                            f.readlines()[-1].rstrip("\n").split("\t")))
+        last = read_progress(run).iloc[-1]
         row = dict(kind=os.path.basename(os.path.normpath(run)), episodes=a.episodes,
-                   steps=int(float(last["TotalEnvInteracts"])),
+                   steps=int(last["TotalEnvInteracts"]),
                    test_return_in_progress=float(last["AverageTestEpRet"]), mean=mean,
                    per_episode=eps)
         rows.append(row)
