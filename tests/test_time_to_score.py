@@ -147,3 +147,18 @@ def test_the_family_times_in_bfloat16_by_hand(tmp_path):
     assert ("| tqc, bfloat16 | 1, float32's curve | 80.0 (1) | 64k | 13 min | 92k | 19 min |"
             in stdout)
     assert "droq, bfloat16" not in stdout
+
+
+@pytest.mark.processes  # family_times runs the script
+def test_a_run_at_another_width_is_timed_at_that_width(tmp_path):
+    """SimbaV2's runs with critics 256 wide (``simbav2-w256``, steps/10: 64k and 92k) take
+    the speed rows of that width alone: 20 env steps/s, so 64k / 20 / 60 = 53 min and
+    92k / 20 / 60 = 77 min. The row at 384 wide (10 env steps/s) stays SimbaV2's own, which
+    has no runs here and reads its published curve."""
+    data = tmp_path / "data"
+    write_run(str(data), 0, 0.0, "simbav2-w256", 25, 0.1)
+    rows = [dict(impl="spinup_tf2", algo="simbav2", critic_width=256, env_steps_per_s=20.0),
+            dict(impl="spinup_tf2", algo="simbav2", critic_width=384, env_steps_per_s=10.0)]
+    stdout = family_times(tmp_path, rows)
+    assert "| simbav2-w256 | 1 | 20.0 (1) | 64k | 53 min | 92k | 77 min |" in stdout
+    assert "| simbav2 (published curve) | 10, published -v4 | 10.0 (1) |" in stdout

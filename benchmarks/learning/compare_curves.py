@@ -97,7 +97,7 @@ SIMBAV2_NAMES = {m.name: m.evidence.published_as for m in MEMBERS.values()
 # The family table's rows: each member's runs at its defaults (``<name>-<env>/``), then runs
 # at another published setting (their folder prefix, label and published name).
 FAMILY_ROWS = [*((n, t, SIMBAV2_NAMES.get(n)) for n, t in FAMILY_NAMES.items()),
-               ("simbav2-w384", "SimbaV2, critics 384 wide", "SimbaV2 (UTD 2)")]
+               ("simbav2-w256", "SimbaV2, critics 256 wide", "SimbaV2 (UTD 2)")]
 
 
 def published_rows() -> pd.DataFrame:

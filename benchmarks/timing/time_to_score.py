@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import os.path as osp
+import re
 import statistics
 import sys
 
@@ -60,9 +61,10 @@ def steps_to_score(env: str, data_dir: str, score: float) -> tuple[int | None, i
 
 
 # Other runs of a member, which have directories of their own: CrossQ's on to 300k
-# (learning.py --suite crossq --epochs 75), SimbaV2's with critics 384 wide (--critic_width
-# 384); each timed at its member's speed.
-OTHER_RUNS = {"crossq": ("crossq-300k",), "simbav2": ("simbav2-w384",)}
+# (learning.py --suite crossq --epochs 75), timed at its member's speed; SimbaV2's with
+# critics 256 wide (--critic_width 256), timed by the speed rows of that width alone, since
+# an update's cost grows with the square of the width.
+OTHER_RUNS = {"crossq": ("crossq-300k",), "simbav2": ("simbav2-w256",)}
 FAMILY = ("sac", *(n for m in MEMBERS for n in (m, *OTHER_RUNS.get(m, ()))))
 # SAC's runs are 350k, the family's 100k unless longer.
 RUN_EPOCHS = {"sac": 88, "crossq-300k": 75, **{n: 25 for n in FAMILY if n not in
@@ -72,7 +74,9 @@ RUN_EPOCHS = {"sac": 88, "crossq-300k": 75, **{n: 25 for n in FAMILY if n not in
 
 def family_speeds(paths: list[str]) -> dict[tuple[str, str], list[float]]:
     """Our env steps/s in the JSON lines files ``paths``, by algorithm and precision, from the
-    rows whose settings are the evidence runs' (TQC: 5 critics)."""
+    rows whose settings are the evidence runs' (TQC: 5 critics). A row at a critic width that
+    has runs of its own (``simbav2`` at 256: ``simbav2-w256``) is that row's speed, not its
+    member's."""
     import json
 
     out: dict[tuple[str, str], list[float]] = {}
@@ -86,6 +90,8 @@ def family_speeds(paths: list[str]) -> dict[tuple[str, str], list[float]]:
                 if algo == "tqc" and row.get("n_critics") != 5:
                     continue  # the SBX race's TQC has SBX's 2 critics
                 precision = row.get("precision", "float32")
+                if f"{algo}-w{row.get('critic_width')}" in FAMILY:
+                    algo = f"{algo}-w{row['critic_width']}"
                 out.setdefault((algo, precision), []).append(row["env_steps_per_s"])
     return out
 
@@ -134,7 +140,8 @@ def family_table(paths: list[str], env: str, data_dir: str, scores: list[float])
     lines = [f"| algorithm | seeds | env steps/s (median, runs) | {head} |",
              "|---|---:|---:|" + "---:|---:|" * len(scores)]
     for algo, precision in ((a, p) for a in FAMILY for p in ("float32", "bfloat16")):
-        variant = algo.split("-")[0]  # a longer run's speed is its variant's
+        # A longer run's speed is its variant's; a run at another width has its own.
+        variant = algo if re.search(r"-w\d+$", algo) else algo.split("-")[0]
         if precision == "bfloat16" and (variant, precision) not in speeds:
             continue
         curve = algo if precision == "float32" else f"{variant}-bf16"
