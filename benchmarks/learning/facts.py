@@ -49,6 +49,11 @@ kinds:
   ``benchmarks/results/FILE`` whose ``kind`` is KIND: its KEY (``a.b`` for a key inside
   one), as FORMAT: ``percent`` (0.046: 4.6%), ``x`` (a ratio, 0.87x), ``whole``, or a
   number of decimals.
+- ``costs FILE ALGO``: how many times as long an environment step of ALGO takes as one of
+  SAC, by the median env steps/s of the speed rows of ``benchmarks/results/FILE`` that
+  ``time_to_score.py --family`` reads (``9x``; ``simbav2-w256`` for the 256-wide rows);
+  ``speedratio FILE OTHER ALGO``: ALGO's median env steps/s in FILE over that in OTHER
+  (``3.8x``), for two machines' speeds.
 
 ``tests/test_facts.py`` fails when a marked figure and the data disagree.
 """
@@ -126,6 +131,22 @@ def result(file: str, kind: str, key: str, fmt: str) -> str:
     return number(x) if fmt == "whole" else f"{x:.{int(fmt)}f}"
 
 
+def median_speed(file: str, algo: str) -> float:
+    """The median float32 env steps/s of ``algo`` in the speed rows of
+    ``benchmarks/results/FILE`` that ``time_to_score.py --family`` reads."""
+    import statistics
+
+    sys.path.insert(0, osp.join(osp.dirname(osp.dirname(osp.abspath(__file__))), "timing"))
+    try:
+        from time_to_score import family_speeds
+    finally:
+        sys.path.pop(0)
+    speeds = family_speeds([osp.join(REPO, "benchmarks", "results", file)])
+    if (algo, "float32") not in speeds:
+        raise ValueError(f"no float32 speed row of {algo!r} in benchmarks/results/{file}")
+    return statistics.median(speeds[(algo, "float32")])
+
+
 def fact(words: list[str]) -> str:
     """The text of the fact ``words`` (its kind, then its arguments)."""
     kind, spec, *rest = words
@@ -138,6 +159,10 @@ def fact(words: list[str]) -> str:
         return newcomer.figure(spec, rest[0] if rest else "")
     if kind == "result":
         return result(spec, *rest)
+    if kind == "costs":  # SAC's speed over the variant's, in one file
+        return f"{median_speed(spec, 'sac') / median_speed(spec, rest[0]):.0f}x"
+    if kind == "speedratio":  # one algorithm's speed in one file over its speed in another
+        return f"{median_speed(spec, rest[1]) / median_speed(rest[0], rest[1]):.1f}x"
     if kind in ("smoothed", "smoothedmean"):
         return smoothed(spec, int(rest[0]), int(rest[1]) if len(rest) > 1 else None,
                         kind == "smoothedmean")
