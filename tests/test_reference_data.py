@@ -75,3 +75,18 @@ def test_the_width_study_holds_every_width_on_the_same_tasks():
     table = simbav2_rows.widths_table(rows).splitlines()
     assert len(table) == 2 + len(simbav2_rows.WIDTHS)
     assert "| 512 | 1.00 (1.00-1.00) |" in table[4]
+
+
+def test_a_reading_says_how_many_seeds_it_rests_on():
+    """One seed gives only the side, two a reading marked provisional (their standard error
+    has one degree of freedom), three or more a reading."""
+    sys.path.insert(0, str(REF.parent))
+    try:
+        import compare_curves
+    finally:
+        sys.path.pop(0)
+    one, two, three = (compare_curves.versus(np.array(x), 100.0, 10.0)
+                       for x in ([150.0], [90.0, 150.0], [90.0, 150.0, 120.0]))
+    assert one == "+50 (one seed: no s.e.) | at or above (one seed: no verdict)"
+    assert two == "+20 (± 32) | at or above (two seeds: provisional)"
+    assert three == "+20 (± 20) | at or above"

@@ -208,11 +208,13 @@ def mean_sd(x: np.ndarray) -> str:
 
 def versus(ours: np.ndarray, m: float, se_ref: float) -> str:
     """``diff (± s.e.) | reading`` of our seeds against a mean ``m`` whose standard error
-    is ``se_ref``."""
+    is ``se_ref``. Two seeds' standard error rests on one degree of freedom, so their
+    reading is marked provisional (the issues ask for three seeds a row)."""
     n = len(ours)
     se = np.sqrt((ours.var(ddof=1) / n if n > 1 else np.nan) + se_ref ** 2)
     se_text = f"± {se:.0f}" if np.isfinite(se) else "one seed: no s.e."
-    return f"{ours.mean() - m:+.0f} ({se_text}) | {reading(ours.mean() - m, se)}"
+    provisional = " (two seeds: provisional)" if n == 2 else ""
+    return f"{ours.mean() - m:+.0f} ({se_text}) | {reading(ours.mean() - m, se)}{provisional}"
 
 
 def family_table(data_dir: str) -> str:
